@@ -1,0 +1,31 @@
+# textrobust: the two commands of the README.
+#   make demo   installs everything (venv, Debian WordNet, asset caches) and runs the demo
+#   make test   installs everything and runs the tests
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: install demo test test-fast clean-venv
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/install-system.sh
+	bash scripts/install-system.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+	$(BIN)/textrobust assets prepare
+	touch $@
+
+demo: install
+	$(BIN)/textrobust demo
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Unit tests only (no real models or asset files).
+test-fast: install
+	$(BIN)/python -m pytest -m "not heavy" $(PYTEST_ARGS)
+
+clean-venv:
+	rm -rf $(VENV)

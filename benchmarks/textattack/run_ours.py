@@ -1,0 +1,201 @@
+"""textrobust's side of the TextAttack benchmark (project environment).
+
+Reads what ``prepare.py`` wrote and runs the same attack with the textrobust engine:
+the same victim behind a :class:`~textrobust.victims.query.QueryLayer` (batch 64, as
+TextAttack's goal function), the same candidates (``EmbeddingNeighbours`` over the same
+vectors), the same constraints and search settings. Writes per-example records and
+totals; the time inside the victim is the query layer's ``forward_seconds``, so the
+overhead share is ``1 - forward / wall``.
+
+    python benchmarks/textattack/run_ours.py --search greedy [--limit N] [--profile]
+
+``--profile`` runs the examples under cProfile and writes ``ours-<search>.pstats`` and a
+text summary (the top functions by own time, and by cumulative time) next to the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import math
+import pstats
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+import prepare  # noqa: E402
+
+
+def build_attack(settings: dict[str, Any], layer: Any, vectors: Any, stop_words: list[str]) -> Any:
+    """The textrobust Attack for one of the settings of :data:`common.SETTINGS`."""
+    from textrobust.attack.attack import Attack
+    from textrobust.attack.constraints import (
+        MaxModificationRate,
+        RepeatModification,
+        StopWords,
+        WordEmbeddingDistance,
+    )
+    from textrobust.attack.searches import SEARCHES
+
+    positions: list[Any] = [StopWords(stop_words), RepeatModification()]
+    if settings.get("max_modification_rate"):
+        positions.append(MaxModificationRate(rate=settings["max_modification_rate"]))
+    max_mse = settings.get("max_mse")
+    distance = WordEmbeddingDistance(
+        vectors,
+        min_cos=settings.get("min_cos"),
+        # TextAttack's max_mse_dist is the squared L2 distance
+        max_l2=None if max_mse is None else math.sqrt(max_mse),
+        accept_unknown=True,  # TextAttack's include_unknown_words=True
+        compare_to=settings["compare_to"],
+    )
+    if settings["search"] == "greedy":
+        search = SEARCHES.get("greedy")(ranking=settings["wir"])
+    else:
+        search = SEARCHES.get("genetic")(
+            pop_size=settings["pop_size"],
+            max_iters=settings["max_iters"],
+            temperature=settings["temperature"],
+            post_crossover_check=settings["post_crossover_check"],
+            max_crossover_retries=settings["max_crossover_retries"],
+            seed=0,
+        )
+    return Attack(
+        layer,
+        source=prepare.neighbour_source(vectors, settings),
+        search=search,
+        position_constraints=positions,
+        constraints=[distance],
+        budget=settings.get("budget"),
+        name=f"benchmark-{settings['search']}",
+    )
+
+
+def run(attack: Any, layer: Any, examples: list[Any]) -> tuple[list[dict[str, Any]], float]:
+    records: list[dict[str, Any]] = []
+    wall_start = time.perf_counter()
+    for example in examples:
+        before = layer.stats()
+        start = time.perf_counter()
+        result = attack.attack(example)
+        seconds = time.perf_counter() - start
+        spent = layer.stats().minus(before)
+        records.append(
+            {
+                "id": example.id,
+                "status": result.status.value,
+                "queries": result.queries,
+                "model_texts": spent.queries,
+                "words": len(result.original),
+                "perturbed_words": result.l0,
+                "seconds": seconds,
+                "forward_seconds": spent.forward_seconds,
+                "perturbed": str(result.perturbed),
+            }
+        )
+    return records, time.perf_counter() - wall_start
+
+
+def candidate_sets(attack: Any, examples: list[Any]) -> dict[str, list[list[Any]]]:
+    """Every example's one-word edits of the start text that pass the constraints."""
+    from textrobust.attack.problem import Problem
+
+    out: dict[str, list[list[Any]]] = {}
+    for example in examples:
+        problem = Problem(
+            original=example.text,
+            goal=None,  # type: ignore[arg-type]  # neighbours() never evaluates
+            source=attack.source,
+            position_constraints=attack.position_constraints,
+            constraints=attack.constraints,
+        )
+        pairs = {(p.position, p.word) for p in problem.neighbours(example.text)}
+        out[example.id] = sorted([list(p) for p in pairs])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--search", required=True, choices=sorted(common.SETTINGS))
+    parser.add_argument("--work", type=Path, default=common.WORK)
+    parser.add_argument("--limit", type=int, default=None, help="attack only the first N examples")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--profile", action="store_true", help="run under cProfile (slower; not for the table)")
+    args = parser.parse_args(argv)
+
+    inputs = common.read_json(args.work / "inputs.json")
+    settings = inputs["settings"][args.search]
+
+    import numpy as np
+    import torch
+
+    from textrobust.data import Example
+    from textrobust.text import Text
+    from textrobust.victims.query import QueryLayer
+    from textrobust.zoo import load_victim
+
+    torch.set_num_threads(int(inputs["torch_threads"]))
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+
+    examples = [
+        Example(e["id"], Text.from_string(e["text"]), int(e["label"])) for e in inputs["examples"][: args.limit]
+    ]
+    victim = load_victim(inputs["victim"], batch_size=64)
+    layer = QueryLayer(victim, batch_size=64)
+    vectors = prepare.load_vectors(inputs["space"])
+    attack = build_attack(settings, layer, vectors, inputs["stop_words"])
+
+    profile_text = None
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        records, wall = run(attack, layer, examples)
+        profiler.disable()
+        out_stats = (args.out or args.work / f"ours-{args.search}.json").with_suffix(".pstats")
+        profiler.dump_stats(str(out_stats))
+        buffer = io.StringIO()
+        stats = pstats.Stats(profiler, stream=buffer)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(40)
+        profile_text = buffer.getvalue()
+    else:
+        records, wall = run(attack, layer, examples)
+
+    candidates = candidate_sets(attack, examples)
+    summary = common.summarise(records, wall)
+    suffix = "-profile" if args.profile else ""
+    out = args.out or args.work / f"ours-{args.search}{suffix}.json"
+    common.write_json(
+        out,
+        {
+            "side": "textrobust",
+            "search": args.search,
+            "settings": settings,
+            "attack": repr(attack),
+            "machine": common.machine(),
+            "torch_threads": torch.get_num_threads(),
+            "summary": summary,
+            "query_layer": repr(layer.stats()),
+            "records": records,
+            "candidates": candidates,
+            "profile": profile_text,
+        },
+    )
+    print(
+        f"textrobust {args.search}{suffix}: {len(records)} examples in {wall:.1f} s "
+        f"({summary['examples_per_second']:.3f}/s), success {summary['success_rate']:.3f}, "
+        f"queries/example {summary['queries_per_example']:.1f}, overhead {summary['overhead_share']:.1%}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

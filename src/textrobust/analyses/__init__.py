@@ -1,0 +1,1 @@
+"""Analyses: one function per question, from (victim, data, settings) to plain records."""

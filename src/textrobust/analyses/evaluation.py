@@ -1,0 +1,157 @@
+"""Clean accuracy of a victim on a data set, through the query layer and the run store.
+
+Every prediction is recorded in the run store as soon as its batch returns, so an
+interrupted evaluation resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textrobust.data.examples import Dataset
+from textrobust.errors import ConfigError
+from textrobust.victims.query import QueryLayer
+
+if TYPE_CHECKING:
+    from textrobust.store import Run
+
+__all__ = ["EvaluationRecord", "EvaluationSummary", "evaluate", "accuracy", "summarize"]
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    """The victim's answer on one example."""
+
+    example_id: str
+    label: int
+    predicted: int
+    probabilities: tuple[float, ...]
+
+    @property
+    def correct(self) -> bool:
+        return self.label == self.predicted
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "example_id": self.example_id,
+            "label": self.label,
+            "predicted": self.predicted,
+            "correct": self.correct,
+            "probabilities": list(self.probabilities),
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> EvaluationRecord:
+        return cls(
+            str(payload["example_id"]),
+            int(payload["label"]),
+            int(payload["predicted"]),
+            tuple(float(p) for p in payload["probabilities"]),
+        )
+
+
+@dataclass(frozen=True)
+class EvaluationSummary:
+    """Figures of one evaluation: accuracy overall and per label, and the query cost."""
+
+    examples: int
+    accuracy: float
+    accuracy_per_label: dict[str, float]
+    computed: int  # examples scored in this session (the rest came from a resumed run)
+    queries: int
+    cache_hits: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def accuracy(records: Sequence[EvaluationRecord]) -> float:
+    """Share of records whose prediction equals the label (0.0 for no records)."""
+    return sum(r.correct for r in records) / len(records) if records else 0.0
+
+
+def accuracy_per_label(records: Sequence[EvaluationRecord], label_names: Sequence[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for index, name in enumerate(label_names):
+        mine = [r for r in records if r.label == index]
+        out[name] = accuracy(mine) if mine else float("nan")
+    return out
+
+
+def evaluate(
+    layer: QueryLayer,
+    dataset: Dataset,
+    run: Run | None = None,
+    *,
+    batch_size: int = 64,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[EvaluationRecord], EvaluationSummary]:
+    """Score every example of ``dataset`` with the victim behind ``layer``.
+
+    With a ``run``, examples already recorded in it are not scored again, and each new
+    record is written as soon as its batch returns. ``on_progress(done, total)`` is
+    called after each batch.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"The 'batch_size' parameter of evaluate must be >= 1. Got {batch_size} instead.")
+    if tuple(layer.label_names) != tuple(dataset.label_names):
+        if len(layer.label_names) != len(dataset.label_names):
+            raise ConfigError(
+                f"The victim predicts {len(layer.label_names)} labels {list(layer.label_names)} but "
+                f"data set '{dataset.name}' has {len(dataset.label_names)} {list(dataset.label_names)}."
+            )
+    done: set[str] = run.done_ids() if run is not None else set()
+    todo = [(i, e) for i, e in enumerate(dataset.examples) if e.id not in done]
+    before = layer.stats()
+    start = time.perf_counter()
+    finished = len(dataset) - len(todo)
+    if on_progress:
+        on_progress(finished, len(dataset))
+    fresh: list[EvaluationRecord] = []
+    for offset in range(0, len(todo), batch_size):
+        chunk = todo[offset : offset + batch_size]
+        t0 = time.perf_counter()
+        q0 = layer.queries
+        probs = layer.probabilities([e.text for _, e in chunk])
+        share = (time.perf_counter() - t0) / len(chunk)
+        queries = (layer.queries - q0) / len(chunk)
+        for (position, example), row in zip(chunk, probs):
+            record = EvaluationRecord(example.id, example.label, int(row.argmax()), tuple(float(p) for p in row))
+            fresh.append(record)
+            if run is not None:
+                run.record(example.id, record.to_payload(), position=position, seconds=share, queries=queries)
+        finished += len(chunk)
+        if on_progress:
+            on_progress(finished, len(dataset))
+    if run is not None:
+        records = [EvaluationRecord.from_payload(r.payload) for r in run.results() if "predicted" in r.payload]
+    else:
+        records = fresh
+    spent = layer.stats().minus(before)
+    summary = summarize(records, dataset.label_names, computed=len(fresh), queries=spent.queries,
+                        cache_hits=spent.cache_hits, seconds=time.perf_counter() - start)
+    return records, summary
+
+
+def summarize(
+    records: Sequence[EvaluationRecord],
+    label_names: Sequence[str],
+    *,
+    computed: int,
+    queries: int,
+    cache_hits: int,
+    seconds: float,
+) -> EvaluationSummary:
+    return EvaluationSummary(
+        examples=len(records),
+        accuracy=accuracy(records),
+        accuracy_per_label=accuracy_per_label(records, label_names),
+        computed=computed,
+        queries=queries,
+        cache_hits=cache_hits,
+        seconds=seconds,
+    )

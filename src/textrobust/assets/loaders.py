@@ -1,0 +1,161 @@
+"""Convenience loaders for the offline assets; heavy libraries are imported inside them.
+
+Each loader resolves its asset with :func:`textrobust.assets.resolve` (explicit argument,
+environment variable, package, cache), loads it from local files only, and caches the
+loaded object per resolved path: callers share one instance, so do not mutate it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textrobust.assets.catalog import resolve
+from textrobust.assets.offline import hf_offline
+from textrobust.errors import DataError, MissingDependencyError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "causal_lm",
+    "load_glove",
+    "sentence_encoder",
+    "spacy_pipeline",
+    "stop_words",
+    "wordnet",
+]
+
+
+def _missing(
+    package: str, feature: str, install: str | None = None
+) -> MissingDependencyError:
+    return MissingDependencyError(package, feature, install or f"pip install {package}")
+
+
+def load_glove(path: str | Path | None = None) -> tuple[list[str], np.ndarray]:
+    """GloVe 6B 50d: the words (row order) and a read-only float32 matrix ``[V, 50]``."""
+    words, vectors = _glove(str(resolve("glove", path)))
+    return list(words), vectors
+
+
+@lru_cache(maxsize=2)
+def _glove(root: str) -> tuple[tuple[str, ...], np.ndarray]:
+    import numpy as np
+
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise _missing("pyarrow", "Reading the GloVe word index") from None
+    folder = Path(root)
+    words = pq.read_table(folder / "glove_6B_index.parquet", columns=["index"]).column(
+        "index"
+    )
+    vocab = tuple(words.to_pylist())
+    vectors = np.load(folder / "glove_6B_50d_emb.npy").astype(np.float32, copy=False)
+    if (
+        vectors.ndim != 2
+        or vectors.shape[0] != len(vocab)
+        or any(w is None for w in vocab)
+    ):
+        raise DataError(
+            f"GloVe folder {folder} is inconsistent: {len(vocab):,} words but vectors of shape "
+            f"{vectors.shape}, or empty words in the index."
+        )
+    vectors.flags.writeable = False
+    return vocab, vectors
+
+
+def wordnet(path: str | Path | None = None) -> Any:
+    """An NLTK ``WordNetCorpusReader`` over the resolved NLTK_DATA root (no nltk.download).
+
+    The root is appended to ``nltk.data.path`` (NLTK 3.10 refuses corpus files outside its
+    data roots), so ``nltk.corpus.wordnet`` finds the same files afterwards. The Open
+    Multilingual Wordnet is not available offline, so only English lemmas are there.
+    """
+    return _wordnet(str(resolve("wordnet", path)))
+
+
+@lru_cache(maxsize=2)
+def _wordnet(root: str) -> Any:
+    try:
+        import nltk.data
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    except ImportError:
+        raise _missing("nltk", "WordNet synonyms") from None
+    # NLTK >= 3.10 opens corpus files only under a known data root (nltk.pathsec).
+    if not any(str(p) == root for p in nltk.data.path):
+        nltk.data.path.append(root)
+    with (
+        warnings.catch_warnings()
+    ):  # no Open Multilingual Wordnet offline: say so once, here
+        warnings.filterwarnings("ignore", message="The multilingual functions")
+        return WordNetCorpusReader(str(Path(root) / "corpora" / "wordnet"), None)
+
+
+def spacy_pipeline(path_or_name: str | Path | None = None) -> Any:
+    """``spacy.load`` of the resolved pipeline folder (a path or an installed package name)."""
+    return _spacy(str(resolve("pos_tagger", path_or_name)))
+
+
+@lru_cache(maxsize=2)
+def _spacy(folder: str) -> Any:
+    try:
+        import spacy
+    except ImportError:
+        raise _missing(
+            "spacy", "POS tagging", "pip install 'spacy>=3.7.5,<3.9'"
+        ) from None
+    return spacy.load(folder)
+
+
+def sentence_encoder(path: str | Path | None = None) -> Any:
+    """``SentenceTransformer`` on the CPU from the resolved MiniLM folder, local files only."""
+    return _encoder(str(resolve("minilm", path)))
+
+
+@lru_cache(maxsize=2)
+def _encoder(folder: str) -> Any:
+    hf_offline()
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise _missing("sentence-transformers", "The sentence encoder") from None
+    return SentenceTransformer(folder, device="cpu", local_files_only=True)
+
+
+def causal_lm(path: str | Path | None = None) -> tuple[Any, Any]:
+    """The causal LM (Gemma 3 270M float32) in eval mode and its tokenizer, local files only."""
+    return _causal_lm(str(resolve("causal_lm", path)))
+
+
+@lru_cache(maxsize=1)
+def _causal_lm(folder: str) -> tuple[Any, Any]:
+    hf_offline()
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:
+        raise _missing("transformers", "The causal LM") from None
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, dtype=torch.float32, local_files_only=True
+    ).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    return model, tokenizer
+
+
+def stop_words(path: str | Path | None = None) -> frozenset[str]:
+    """The English stop word list (one lower-case word a line; ``#`` starts a comment)."""
+    return _stop_words(str(resolve("stop_words", path)))
+
+
+@lru_cache(maxsize=4)
+def _stop_words(file: str) -> frozenset[str]:
+    text = Path(file).read_text(encoding="utf-8")
+    return frozenset(
+        w.strip().lower()
+        for w in text.splitlines()
+        if w.strip() and not w.lstrip().startswith("#")
+    )

@@ -1,0 +1,158 @@
+"""Run one attack on one example: join the parts in a Problem, search, record.
+
+:class:`Attack` holds built components (a candidate source, constraints, a search) and a
+query layer; :meth:`Attack.attack` returns an :class:`~textrobust.attack.results.
+AttackResult`. Recipes (``textrobust.attack.recipes``) build Attacks from frozen specs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from textrobust.attack.goals import classification_goal
+from textrobust.attack.problem import (
+    CandidateSource,
+    Constraint,
+    PositionConstraint,
+    Problem,
+    Search,
+)
+from textrobust.attack.results import AttackResult, Status
+from textrobust.data.examples import Example
+from textrobust.errors import ConfigError, QueryBudgetExceeded
+from textrobust.text import Text
+from textrobust.victims.query import QueryLayer
+
+__all__ = ["Attack"]
+
+
+class Attack:
+    """A first-order attack: candidates, constraints, a classification goal, a search.
+
+    ``budget`` caps the queries spent on one example (the initial prediction included);
+    ``target`` makes the goal targeted; ``use_gradients`` lets the search rank words by
+    gradient when the victim offers gradients.
+    """
+
+    def __init__(
+        self,
+        layer: QueryLayer,
+        *,
+        source: CandidateSource,
+        search: Search,
+        position_constraints: Sequence[PositionConstraint] = (),
+        constraints: Sequence[Constraint] = (),
+        budget: int | None = None,
+        target: int | None = None,
+        min_confidence: float = 0.0,
+        use_gradients: bool = True,
+        name: str = "attack",
+    ) -> None:
+        if budget is not None and budget < 1:
+            raise ConfigError(f"The 'budget' parameter of Attack must be >= 1 or None. Got {budget} instead.")
+        self.layer = layer
+        self.source = source
+        self.search = search
+        self.position_constraints = tuple(position_constraints)
+        self.constraints = tuple(constraints)
+        self.budget = budget
+        self.target = target
+        self.min_confidence = min_confidence
+        self.use_gradients = use_gradients
+        self.name = name
+
+    def __repr__(self) -> str:
+        parts = ",\n  ".join(
+            [
+                f"source={self.source!r}",
+                f"position_constraints={list(self.position_constraints)!r}",
+                f"constraints={list(self.constraints)!r}",
+                f"search={self.search!r}",
+                f"budget={self.budget}",
+                f"target={self.target}",
+                f"min_confidence={self.min_confidence}",
+            ]
+        )
+        return f"Attack[{self.name}](\n  {parts}\n)"
+
+    def describe(self) -> dict[str, Any]:
+        """The exact pipeline, for run configurations and reports."""
+        return {
+            "name": self.name,
+            "source": repr(self.source),
+            "position_constraints": [repr(c) for c in self.position_constraints],
+            "constraints": [repr(c) for c in self.constraints],
+            "search": repr(self.search),
+            "budget": self.budget,
+            "target": self.target,
+            "min_confidence": self.min_confidence,
+        }
+
+    def _gradients(self, label: int) -> Any:
+        victim = self.layer.victim
+        if not (self.use_gradients and self.layer.capabilities.gradients and hasattr(victim, "word_gradients")):
+            return None
+
+        def gradients(text: Text) -> np.ndarray:
+            return np.asarray(victim.word_gradients([text], [label])[0])
+
+        return gradients
+
+    def attack(self, example: Example) -> AttackResult:
+        """Attack one example; never raises for budget exhaustion (it is a failure)."""
+        start = time.perf_counter()
+        original = example.text
+        with self.layer.budget(self.budget) as budget:
+            try:
+                probs = self.layer.probabilities([original])[0]
+            except QueryBudgetExceeded:  # a budget of 0 for this example
+                raise ConfigError("The query budget must allow the initial prediction (>= 1).") from None
+            predicted = int(probs.argmax())
+            if predicted != example.label:
+                return self._result(example, Status.SKIPPED, original, probs, probs, budget.used, start, False)
+            goal = classification_goal(self.layer, example.label, target=self.target, min_confidence=self.min_confidence)
+            problem = Problem(
+                original=original,
+                goal=goal,
+                source=self.source,
+                position_constraints=self.position_constraints,
+                constraints=self.constraints,
+                budget=budget,
+                gradients=self._gradients(example.label),
+            )
+            outcome = self.search.search(original, problem)
+            used = budget.used
+        # the final text's probabilities are cached: no extra query
+        final = self.layer.probabilities([outcome.best])[0]
+        status = Status.SUCCEEDED if outcome.success else Status.FAILED
+        return self._result(example, status, outcome.best, probs, final, used, start, outcome.budget_exhausted)
+
+    def _result(
+        self,
+        example: Example,
+        status: Status,
+        perturbed: Text,
+        probs: np.ndarray,
+        final: np.ndarray,
+        queries: int,
+        start: float,
+        exhausted: bool,
+    ) -> AttackResult:
+        return AttackResult(
+            example_id=example.id,
+            label=example.label,
+            status=status,
+            original=example.text,
+            perturbed=perturbed,
+            original_prediction=int(probs.argmax()),
+            perturbed_prediction=int(final.argmax()),
+            original_probabilities=tuple(float(p) for p in probs),
+            perturbed_probabilities=tuple(float(p) for p in final),
+            queries=queries,
+            seconds=time.perf_counter() - start,
+            budget_exhausted=exhausted,
+        )

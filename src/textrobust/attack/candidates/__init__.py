@@ -1,0 +1,79 @@
+"""Candidate sources: where substitute words come from.
+
+Every source has one verb, ``candidates(text, positions) -> {position: [Substitution]}``
+(:class:`~textrobust.attack.problem.CandidateSource`), best first within a position.
+:data:`CANDIDATE_SOURCES` maps names to factories; keyword arguments go to the factory:
+
+>>> from textrobust.attack.candidates import CANDIDATE_SOURCES
+>>> CANDIDATE_SOURCES.names()
+['embedding', 'protected_pairs', 'wordnet_antonyms', 'wordnet_synonyms']
+>>> from textrobust.text import Text
+>>> source = CANDIDATE_SOURCES.get("protected_pairs")()
+>>> [s.word for s in source.candidates(Text.from_string("He is a king."), [0, 3])[3]]
+['queen']
+
+Heavy resources (vectors, WordNet, spaCy, lemminflect) are loaded on first use, never at
+import. The language-model fill-in interface (:class:`FillIn`, :class:`FillInSource`) is
+here too; its implementations come with the masked-LM work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textrobust.attack.candidates.embedding import EmbeddingNeighbours, VectorSpace, embedding_neighbours
+from textrobust.attack.candidates.fill_in import FillIn, FillInSource
+from textrobust.attack.candidates.inflection import inflect, match_case
+from textrobust.attack.candidates.protected import GENDER_PAIRS, ProtectedPairs
+from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
+from textrobust.attack.candidates.wordnet import (
+    DictLexicon,
+    Lexicon,
+    WordNetAntonyms,
+    WordNetLexicon,
+    WordNetSynonyms,
+    wordnet_pos,
+)
+from textrobust.registry import Registry
+
+__all__ = [
+    "CANDIDATE_SOURCES",
+    "GENDER_PAIRS",
+    "DictLexicon",
+    "EmbeddingNeighbours",
+    "FillIn",
+    "FillInSource",
+    "Lexicon",
+    "PosTag",
+    "ProtectedPairs",
+    "SpacyTagger",
+    "Tagger",
+    "VectorSpace",
+    "WordNetAntonyms",
+    "WordNetLexicon",
+    "WordNetSynonyms",
+    "embedding_neighbours",
+    "inflect",
+    "match_case",
+    "wordnet_pos",
+]
+
+#: Candidate sources by name; each entry builds a source from keyword arguments.
+CANDIDATE_SOURCES: Registry[Callable[..., Any]] = Registry("candidate source")
+CANDIDATE_SOURCES.add(
+    "embedding", embedding_neighbours,
+    "nearest neighbours in counter-fitted GloVe (or GloVe, or any WordVectors): top k or an L2 ball",
+)
+CANDIDATE_SOURCES.add(
+    "wordnet_synonyms", WordNetSynonyms,
+    "WordNet synonyms for the word's POS (spaCy), inflected back to the word's form",
+)
+CANDIDATE_SOURCES.add(
+    "wordnet_antonyms", WordNetAntonyms,
+    "WordNet direct antonyms for the word's POS (spaCy), inflected back to the word's form",
+)
+CANDIDATE_SOURCES.add(
+    "protected_pairs", ProtectedPairs,
+    "protected-word pairs for bias (default: gender pairs he/she, man/woman, ...)",
+)

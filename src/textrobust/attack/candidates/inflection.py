@@ -1,0 +1,72 @@
+"""Word forms for candidates: inflecting a lemma back to a tag, and keeping a word's case.
+
+Lexicons (WordNet) give base forms; a substitute must take the form of the word it
+replaces ("films" -> "movies", "loved" -> "hated"). :func:`inflect` does that with
+lemminflect (imported on first use). :func:`match_case` carries the original word's case
+style over to a candidate ("Good" -> "Great", "GOOD" -> "GREAT").
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from textrobust.errors import MissingDependencyError
+from textrobust.text import WORD_PATTERN
+
+__all__ = ["inflect", "match_case", "is_word", "INFLECTED_TAGS", "BASE_TAGS"]
+
+#: Penn Treebank tags whose form differs from the lemma; lemminflect inflects to them.
+INFLECTED_TAGS = frozenset({"NNS", "VBD", "VBG", "VBN", "VBZ", "JJR", "JJS", "RBR", "RBS"})
+#: Tags that take the lemma unchanged.
+BASE_TAGS = frozenset({"NN", "VB", "VBP", "JJ", "RB"})
+# Comparatives and superlatives are only taken from lemminflect's dictionary: its rules
+# for unknown words make "inexpensiver" and "quicklier".
+_DICTIONARY_ONLY = frozenset({"JJR", "JJS", "RBR", "RBS"})
+
+
+def is_word(word: str) -> bool:
+    """Whether ``word`` is one word that :meth:`Text.replace` accepts."""
+    return bool(word) and WORD_PATTERN.fullmatch(word) is not None
+
+
+def match_case(original: str, candidate: str) -> str:
+    """``candidate`` in the case style of ``original``: UPPER, Capitalised, or as given.
+
+    A one-letter upper-case original ("I", "A") counts as Capitalised. Mixed case
+    ("iPhone") and lower case leave the candidate as it is.
+
+    >>> match_case("Good", "great"), match_case("GOOD", "great"), match_case("good", "Paris")
+    ('Great', 'GREAT', 'Paris')
+    """
+    if not original or not candidate:
+        return candidate
+    if len(original) > 1 and original.isupper():
+        return candidate.upper()
+    if original[0].isupper() and not any(c.isupper() for c in original[1:]):
+        return candidate[0].upper() + candidate[1:]
+    return candidate
+
+
+def inflect(lemma: str, tag: str) -> str | None:
+    """``lemma`` inflected to the Penn Treebank ``tag``, or None when it cannot be.
+
+    Base-form tags (NN, VB, VBP, JJ, RB) and tags that do not inflect return the lemma.
+
+    >>> inflect("movie", "NNS"), inflect("hate", "VBD"), inflect("inexpensive", "JJR")
+    ('movies', 'hated', None)
+    """
+    if tag not in INFLECTED_TAGS:
+        return lemma
+    return _inflect(lemma, tag)
+
+
+@lru_cache(maxsize=65536)
+def _inflect(lemma: str, tag: str) -> str | None:
+    try:
+        from lemminflect import getInflection
+    except ImportError:
+        raise MissingDependencyError(
+            "lemminflect", "Inflecting WordNet candidates", "pip install lemminflect"
+        ) from None
+    forms = getInflection(lemma, tag=tag, inflect_oov=tag not in _DICTIONARY_ONLY)
+    return forms[0] if forms else None

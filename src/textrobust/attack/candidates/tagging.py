@@ -1,0 +1,115 @@
+"""Part-of-speech tags for the words of a :class:`~textrobust.text.Text`, one per word.
+
+spaCy tokenises differently from :class:`Text` ("don't" is two spaCy tokens, one word
+here). :class:`SpacyTagger` avoids any alignment step: it hands spaCy a ``Doc`` built from
+the text's own words plus the punctuation found in the gaps between them, and runs only the
+tagging components, so there is exactly one tag per word. Tags are cached per text key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+__all__ = ["PosTag", "Tagger", "SpacyTagger"]
+
+# Punctuation in a gap becomes tokens: runs of one repeated character ("...", "--", "!!").
+_GAP_TOKEN = re.compile(r"(\S)\1*")
+# The spaCy components that produce PTB tags (tagger) and UPOS (attribute_ruler).
+_TAGGING_PIPES = ("tok2vec", "tagger", "attribute_ruler")
+
+
+class PosTag(NamedTuple):
+    """A word's Penn Treebank tag (``tag``, e.g. "NNS") and universal POS (``pos``, "NOUN")."""
+
+    tag: str
+    pos: str
+
+
+#: Anything that maps a text to one :class:`PosTag` per word.
+Tagger = Callable[[Text], Sequence[PosTag]]
+
+
+class SpacyTagger:
+    """POS tags from a spaCy pipeline (default: the installed English pipeline).
+
+    ``nlp`` may be a loaded ``spacy.Language``; otherwise
+    :func:`textrobust.assets.spacy_pipeline` loads one on first use. ``cache_size`` texts
+    are remembered (least recently used are dropped).
+    """
+
+    def __init__(self, nlp: Any | None = None, *, cache_size: int = 4096) -> None:
+        if cache_size < 0:
+            raise ConfigError(f"The 'cache_size' parameter of SpacyTagger must be >= 0. Got {cache_size} instead.")
+        self._nlp = nlp
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, ...], tuple[PosTag, ...]] = OrderedDict()
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            from textrobust.assets import spacy_pipeline
+
+            self._nlp = spacy_pipeline()
+        return self._nlp
+
+    def __call__(self, text: Text) -> tuple[PosTag, ...]:
+        key = text.key
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+            return found
+        tags = self._tag(text)
+        if self.cache_size:
+            self._cache[key] = tags
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return tags
+
+    def _tag(self, text: Text) -> tuple[PosTag, ...]:
+        from spacy.tokens import Doc
+
+        nlp = self.nlp
+        pipes = [nlp.get_pipe(name) for name in _TAGGING_PIPES if name in nlp.pipe_names]
+        if not any(name in nlp.pipe_names for name in ("tagger", "morphologizer")):
+            raise ConfigError(
+                f"The spaCy pipeline given to SpacyTagger has no tagger (pipes: {nlp.pipe_names})."
+            )
+        spans = text.word_spans()
+        tags: list[PosTag] = []
+        for column, string in enumerate(text.columns):
+            word_spans = [(s, e) for c, s, e in spans if c == column]
+            tokens, spaces, word_tokens = _tokens(string, word_spans)
+            if not word_tokens:
+                continue
+            doc = Doc(nlp.vocab, words=tokens, spaces=spaces)
+            for pipe in pipes:
+                doc = pipe(doc)
+            tags.extend(PosTag(doc[i].tag_, doc[i].pos_) for i in word_tokens)
+        return tuple(tags)
+
+    def __repr__(self) -> str:
+        return f"SpacyTagger(cache_size={self.cache_size})"
+
+
+def _tokens(
+    string: str, word_spans: Sequence[tuple[int, int]]
+) -> tuple[list[str], list[bool], list[int]]:
+    """Tokens of ``string`` (its words plus punctuation runs in the gaps), whether each is
+    followed by white space, and the token index of each word."""
+    pieces: list[tuple[int, int, bool]] = [(s, e, True) for s, e in word_spans]
+    cursor = 0
+    for s, e in [*word_spans, (len(string), len(string))]:
+        for match in _GAP_TOKEN.finditer(string, cursor, s):
+            pieces.append((match.start(), match.end(), False))
+        cursor = e
+    pieces.sort()
+    tokens = [string[s:e] for s, e, _ in pieces]
+    spaces = [e < len(string) and string[e].isspace() for _, e, _ in pieces]
+    word_tokens = [i for i, (_, _, is_word) in enumerate(pieces) if is_word]
+    return tokens, spaces, word_tokens

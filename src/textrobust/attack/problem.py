@@ -1,0 +1,196 @@
+"""The parts of an attack and the one object that joins them.
+
+An attack is four parts (DESIGN.md): **candidates** (where substitute words come from),
+**constraints** (what an edit must satisfy), a **goal** (what success means and how close
+a text is) and a **search**. They never reach into each other: a search sees only a
+:class:`Problem`, which offers the neighbours of a text (candidates already filtered by
+the constraints), an evaluation of texts by the goal, and the running query budget.
+
+Every method that needs the model goes through the goal, and every goal that needs the
+model goes through a :class:`~textrobust.victims.query.QueryLayer`, which counts, caches
+and enforces the budget by raising :class:`~textrobust.errors.QueryBudgetExceeded`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from textrobust.errors import CapabilityError
+from textrobust.text import Text
+from textrobust.victims.query import Budget
+
+__all__ = [
+    "Substitution",
+    "Proposal",
+    "Evaluation",
+    "CandidateSource",
+    "PositionConstraint",
+    "Constraint",
+    "Goal",
+    "Search",
+    "SearchOutcome",
+    "Problem",
+]
+
+
+# ---- data passed between the parts -------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Substitution:
+    """A word proposed for one position, with the source's score (higher = better)."""
+
+    position: int
+    word: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A candidate text: ``parent`` with ``word`` put at ``position``."""
+
+    text: Text
+    parent: Text
+    position: int
+    word: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What a goal says of a batch of texts.
+
+    ``scores``: higher is closer to success (for classification goals, in [0, 1]);
+    ``success``: whether each text meets the goal; ``outputs``: the raw model outputs
+    behind them (probabilities for classification goals), or None.
+    """
+
+    scores: np.ndarray
+    success: np.ndarray
+    outputs: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What a search returns: the best text found and how it got there."""
+
+    best: Text
+    score: float
+    success: bool
+    budget_exhausted: bool = False
+    iterations: int = 0
+    trace: tuple[tuple[str, float], ...] = ()  # optional (event, value) pairs for reports
+
+
+# ---- the protocols of the parts -----------------------------------------------------------------
+@runtime_checkable
+class CandidateSource(Protocol):
+    """Substitute words for positions of a text, best first."""
+
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]: ...
+
+
+@runtime_checkable
+class PositionConstraint(Protocol):
+    """Restricts which positions may change (stop words, no repeat, ratio, frozen)."""
+
+    def allowed(self, original: Text, current: Text, positions: frozenset[int]) -> frozenset[int]: ...
+
+
+@runtime_checkable
+class Constraint(Protocol):
+    """Accepts or rejects candidate texts, a batch at a time."""
+
+    def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Goal(Protocol):
+    """Success and closeness for one attacked example (bound to its label/target)."""
+
+    def evaluate(self, texts: Sequence[Text]) -> Evaluation: ...
+
+
+@runtime_checkable
+class Search(Protocol):
+    """Looks for a text meeting the problem's goal, starting from ``start``."""
+
+    def search(self, start: Text, problem: Problem) -> SearchOutcome: ...
+
+
+# ---- the problem ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    """Everything a search may use, and nothing else.
+
+    ``gradients`` (optional) maps a text to per-word gradient arrays [len(text), dim] for
+    gradient-based word importance; it is None when the victim has no gradients.
+    """
+
+    original: Text
+    goal: Goal
+    source: CandidateSource
+    position_constraints: tuple[PositionConstraint, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    budget: Budget | None = None
+    gradients: Callable[[Text], np.ndarray] | None = field(default=None, repr=False)
+
+    def positions(self, current: Text) -> tuple[int, ...]:
+        """Positions of ``current`` that may still change, in order."""
+        allowed = frozenset(current.modifiable)
+        for constraint in self.position_constraints:
+            allowed = constraint.allowed(self.original, current, allowed)
+            if not allowed:
+                break
+        return tuple(sorted(allowed))
+
+    def neighbours(self, current: Text, positions: Sequence[int] | None = None) -> list[Proposal]:
+        """All one-word edits of ``current`` at ``positions`` (default: every allowed
+        position) that every constraint accepts, in position order, best source score
+        first within a position."""
+        allowed = self.positions(current)
+        if positions is not None:
+            wanted = set(positions)
+            allowed = tuple(p for p in allowed if p in wanted)
+        if not allowed:
+            return []
+        found = self.source.candidates(current, allowed)
+        proposals = [
+            Proposal(current.replace(p, s.word), current, p, s.word, s.score)
+            for p in allowed
+            for s in found.get(p, ())
+            if s.word != current.words[p]
+        ]
+        return self.filter(proposals)
+
+    def filter(self, proposals: Sequence[Proposal]) -> list[Proposal]:
+        """The proposals every constraint accepts (cheap constraints should come first)."""
+        kept = list(proposals)
+        for constraint in self.constraints:
+            if not kept:
+                break
+            mask = np.asarray(constraint.check(self.original, kept), dtype=bool)
+            kept = [p for p, ok in zip(kept, mask) if ok]
+        return kept
+
+    def evaluate(self, texts: Sequence[Text]) -> Evaluation:
+        """The goal's verdict on ``texts`` (goes through the query layer: counted, cached,
+        budgeted; may raise QueryBudgetExceeded)."""
+        return self.goal.evaluate(texts)
+
+    def word_gradients(self, text: Text) -> np.ndarray:
+        if self.gradients is None:
+            raise CapabilityError(
+                "This problem has no gradients: the victim does not declare the 'gradients' "
+                "capability. Use a 'delete' or 'unk' word-importance ranking instead."
+            )
+        return self.gradients(text)
+
+    @property
+    def queries_left(self) -> int | None:
+        return None if self.budget is None else self.budget.remaining

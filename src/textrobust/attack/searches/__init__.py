@@ -1,0 +1,56 @@
+"""The searches of the attack engine, and the registry that names them.
+
+Every search has one verb, ``search(start, problem) -> SearchOutcome``, takes its
+settings as a frozen :class:`~textrobust.config.Config`, uses only the
+:class:`~textrobust.attack.problem.Problem` API, scores each step's texts in one batch,
+and returns the best text so far with ``budget_exhausted=True`` when the query budget
+runs out. Build one by name::
+
+    >>> search = SEARCHES.get("beam")(beam_width=2)
+    >>> search
+    BeamSearch(beam_width=2, max_depth=None)
+
+Contract tests for any search live in :mod:`textrobust.attack.searches.search_testing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textrobust.attack.problem import Search
+from textrobust.attack.searches.base import BaseSearch
+from textrobust.attack.searches.beam import BeamConfig, BeamSearch
+from textrobust.attack.searches.genetic import GeneticConfig, GeneticSearch
+from textrobust.attack.searches.greedy import GreedyConfig, GreedySearch
+from textrobust.attack.searches.pso import ParticleSwarmSearch, PSOConfig
+from textrobust.attack.searches.ranking import Ranking, WordImportance, rank_positions
+from textrobust.registry import Registry
+
+__all__ = [
+    "SEARCHES",
+    "BaseSearch",
+    "BeamConfig",
+    "BeamSearch",
+    "GeneticConfig",
+    "GeneticSearch",
+    "GreedyConfig",
+    "GreedySearch",
+    "PSOConfig",
+    "ParticleSwarmSearch",
+    "Ranking",
+    "WordImportance",
+    "rank_positions",
+]
+
+#: name -> factory taking the search's settings as keywords (``SEARCHES.get("pso")(seed=3)``).
+SEARCHES: Registry[Callable[..., Search]] = Registry("search")
+
+_ENTRIES: tuple[tuple[str, Callable[..., Any], str], ...] = (
+    ("greedy", GreedySearch, "greedy substitution in word-importance order (delete/unk/gradient/random)"),
+    ("beam", BeamSearch, "beam search over one-word edits; width 1 is plain greedy"),
+    ("genetic", GeneticSearch, "genetic search (Alzantot et al. 2018)"),
+    ("pso", ParticleSwarmSearch, "particle swarm search (Zang et al. 2020)"),
+)
+for _name, _factory, _summary in _ENTRIES:
+    SEARCHES.add(_name, _factory, _summary)

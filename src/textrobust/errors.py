@@ -1,0 +1,106 @@
+"""The one error hierarchy of textrobust.
+
+Every error the package raises on purpose derives from :class:`TextRobustError`, so a
+caller can catch them all with one ``except``. Messages name the parameter, the value
+received and what would be accepted, or what to install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class TextRobustError(Exception):
+    """Root of every error raised by textrobust."""
+
+
+class ConfigError(TextRobustError, ValueError):
+    """A configuration value is invalid or unknown."""
+
+
+class AssetMissingError(TextRobustError, FileNotFoundError):
+    """An offline asset (model, vectors, lexicon, data file) could not be found.
+
+    The message names the asset, every place that was searched and how to provide it.
+    """
+
+    def __init__(self, asset: str, searched: Sequence[str], hint: str) -> None:
+        self.asset = asset
+        self.searched = tuple(searched)
+        self.hint = hint
+        where = "\n".join(f"  - {s}" for s in self.searched) or "  (nowhere)"
+        super().__init__(
+            f"Asset '{asset}' was not found. Searched:\n{where}\nTo fix: {hint}"
+        )
+
+
+class MissingDependencyError(TextRobustError, ImportError):
+    """An optional Python package needed by a component is not installed."""
+
+    def __init__(self, package: str, feature: str, install: str) -> None:
+        self.package = package
+        super().__init__(
+            f"{feature} needs the Python package '{package}', which is not installed. "
+            f"Install it with `{install}`."
+        )
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """One rejected input row: its 1-based row number in the source and why."""
+
+    row: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"row {self.row}: {self.reason}"
+
+
+class DataError(TextRobustError, ValueError):
+    """A data set could not be read, or contains rows that cannot be used."""
+
+    def __init__(self, message: str, bad_rows: Sequence[BadRow] = ()) -> None:
+        self.bad_rows = tuple(bad_rows)
+        if self.bad_rows:
+            shown = "\n".join(f"  - {r}" for r in self.bad_rows[:20])
+            more = len(self.bad_rows) - 20
+            if more > 0:
+                shown += f"\n  ... and {more} more"
+            message = f"{message}\n{shown}"
+        super().__init__(message)
+
+
+class VictimError(TextRobustError):
+    """A victim model could not be built, loaded or queried."""
+
+
+class CapabilityError(VictimError):
+    """A victim was asked for something it does not declare (gradients, embeddings...)."""
+
+
+class QueryBudgetExceeded(TextRobustError):
+    """The query layer refused to send more texts to the victim: the budget is spent.
+
+    Searches catch this and return the best result they have so far.
+    """
+
+    def __init__(self, budget: int, used: int, requested: int) -> None:
+        self.budget = budget
+        self.used = used
+        self.requested = requested
+        super().__init__(
+            f"Query budget exhausted: {used} of {budget} queries used, "
+            f"{requested} more requested."
+        )
+
+
+class StoreError(TextRobustError):
+    """The run store could not be opened, written, or does not match a resumed run."""
+
+
+class RegistryError(TextRobustError, KeyError):
+    """A component name is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
+        return str(self.args[0]) if self.args else ""

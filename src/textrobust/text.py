@@ -1,0 +1,254 @@
+"""The immutable text type every attack works on.
+
+A :class:`Text` is one sentence, or a pair of them (premise and hypothesis), split into
+*words* and the *gaps* between them. Gaps keep the original spacing and punctuation, so
+``str(Text.from_string(s)) == s`` for every string ``s``. Words are numbered across the
+whole text (premise words first, then hypothesis words); a position is either modifiable
+or frozen. Edits return new objects; nothing is ever changed in place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from textrobust.errors import ConfigError
+
+__all__ = ["Text", "WORD_PATTERN", "split_words"]
+
+#: A word is a run of letters/digits, with inner apostrophes or hyphens ("don't",
+#: "well-made", "U.S" stays two words). Everything else (spaces, punctuation) is a gap.
+WORD_PATTERN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
+
+
+def split_words(string: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Split ``string`` into words and gaps, with ``len(gaps) == len(words) + 1``."""
+    words: list[str] = []
+    gaps: list[str] = []
+    last = 0
+    for match in WORD_PATTERN.finditer(string):
+        gaps.append(string[last : match.start()])
+        words.append(match.group())
+        last = match.end()
+    gaps.append(string[last:])
+    return tuple(words), tuple(gaps)
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    words: tuple[str, ...]
+    gaps: tuple[str, ...]
+
+    def render(self) -> str:
+        out = [self.gaps[0]]
+        for word, gap in zip(self.words, self.gaps[1:]):
+            out.append(word)
+            out.append(gap)
+        return "".join(out)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Text:
+    """An immutable sentence or sentence pair, as words with their original gaps.
+
+    Build one with :meth:`from_string` or :meth:`from_pair`, never from the fields.
+
+    >>> t = Text.from_string("A gripping, well-made film.")
+    >>> t.words
+    ('A', 'gripping', 'well-made', 'film')
+    >>> str(t.replace(1, "dull"))
+    'A dull, well-made film.'
+    >>> t.l0(t.replace({1: "dull", 3: "movie"}))
+    2
+    """
+
+    _parts: tuple[_Part, ...]
+    frozen: frozenset[int] = field(default=frozenset())
+    column_names: tuple[str, ...] = ("text",)
+
+    # ---- construction -------------------------------------------------------------
+    @classmethod
+    def from_string(cls, string: str, *, frozen: Iterable[int] = ()) -> Text:
+        if not isinstance(string, str):
+            raise ConfigError(f"Text.from_string expects a str. Got {type(string).__name__}.")
+        words, gaps = split_words(string)
+        text = cls((_Part(words, gaps),))
+        return text.freeze(frozen) if frozen else text
+
+    @classmethod
+    def from_pair(
+        cls,
+        premise: str,
+        hypothesis: str,
+        *,
+        frozen_columns: Sequence[str] = ("premise",),
+        column_names: tuple[str, str] = ("premise", "hypothesis"),
+    ) -> Text:
+        """A premise/hypothesis pair; by default the premise may not change."""
+        parts = tuple(_Part(*split_words(s)) for s in (premise, hypothesis))
+        unknown = set(frozen_columns) - set(column_names)
+        if unknown:
+            raise ConfigError(
+                f"The 'frozen_columns' parameter of Text.from_pair must name columns among "
+                f"{list(column_names)}. Got {sorted(unknown)} instead."
+            )
+        text = cls(parts, frozenset(), tuple(column_names))
+        positions: list[int] = []
+        for name in frozen_columns:
+            positions.extend(text.column_positions(name))
+        return text.freeze(positions)
+
+    # ---- views ----------------------------------------------------------------------
+    @property
+    def words(self) -> tuple[str, ...]:
+        if len(self._parts) == 1:
+            return self._parts[0].words
+        return tuple(w for p in self._parts for w in p.words)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The text of each column (one for a sentence, two for a pair)."""
+        return tuple(p.render() for p in self._parts)
+
+    @property
+    def is_pair(self) -> bool:
+        return len(self._parts) > 1
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """A hashable identity: the rendered columns. Equal keys mean equal texts."""
+        return self.columns
+
+    @property
+    def modifiable(self) -> tuple[int, ...]:
+        """Positions that an attack may change, in order."""
+        return tuple(i for i in range(len(self)) if i not in self.frozen)
+
+    def word_spans(self) -> tuple[tuple[int, int, int], ...]:
+        """For each word: (column index, start, end) character offsets in its column."""
+        spans: list[tuple[int, int, int]] = []
+        for c, part in enumerate(self._parts):
+            cursor = 0
+            for gap, word in zip(part.gaps, part.words):
+                cursor += len(gap)
+                spans.append((c, cursor, cursor + len(word)))
+                cursor += len(word)
+        return tuple(spans)
+
+    def column_positions(self, name: str) -> range:
+        """The word positions belonging to the column ``name``."""
+        try:
+            index = self.column_names.index(name)
+        except ValueError:
+            raise ConfigError(
+                f"Unknown column '{name}'. This text has columns {list(self.column_names)}."
+            ) from None
+        start = sum(len(p.words) for p in self._parts[:index])
+        return range(start, start + len(self._parts[index].words))
+
+    def __len__(self) -> int:
+        return sum(len(p.words) for p in self._parts)
+
+    def __getitem__(self, position: int) -> str:
+        return self.words[position]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.words)
+
+    def __str__(self) -> str:
+        return " ".join(self.columns) if self.is_pair else self._parts[0].render()
+
+    def __repr__(self) -> str:
+        frozen = f", frozen={sorted(self.frozen)}" if self.frozen else ""
+        if self.is_pair:
+            return f"Text.pair({self.columns!r}{frozen})"
+        return f"Text({str(self)!r}{frozen})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Text) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    # ---- edits ----------------------------------------------------------------------
+    def freeze(self, positions: Iterable[int]) -> Text:
+        """A copy where ``positions`` may no longer change."""
+        positions = frozenset(positions)
+        self._check_positions(positions)
+        return Text(self._parts, self.frozen | positions, self.column_names)
+
+    def replace(self, position: int | Mapping[int, str], word: str | None = None) -> Text:
+        """A copy with words replaced: ``replace(3, "dull")`` or ``replace({3: "dull"})``.
+
+        Frozen positions are not checked here (a constraint's job), so that analyses
+        which must edit a frozen column, such as bias patch words, can still do so.
+        """
+        if isinstance(position, Mapping):
+            changes = dict(position)
+            if word is not None:
+                raise ConfigError("Text.replace takes a mapping or (position, word), not both.")
+        else:
+            if word is None:
+                raise ConfigError("Text.replace(position, word) needs a word.")
+            changes = {position: word}
+        self._check_positions(changes)
+        for pos, new in changes.items():
+            if not isinstance(new, str) or not new or WORD_PATTERN.fullmatch(new) is None:
+                raise ConfigError(
+                    f"A replacement must be one word (letters/digits, inner ' or -). "
+                    f"Got {new!r} at position {pos}."
+                )
+        parts = []
+        offset = 0
+        for part in self._parts:
+            n = len(part.words)
+            local = {p - offset: w for p, w in changes.items() if offset <= p < offset + n}
+            if local:
+                words = tuple(local.get(i, w) for i, w in enumerate(part.words))
+                part = _Part(words, part.gaps)
+            parts.append(part)
+            offset += n
+        return Text(tuple(parts), self.frozen, self.column_names)
+
+    def without(self, position: int) -> Text:
+        """A copy with the word at ``position`` deleted (with the gap before it).
+
+        Positions after it shift left by one; meant for scoring (leave-one-out word
+        importance), not as an adversarial edit.
+        """
+        self._check_positions([position])
+        parts = []
+        offset = 0
+        for part in self._parts:
+            n = len(part.words)
+            if offset <= position < offset + n:
+                i = position - offset
+                words = part.words[:i] + part.words[i + 1 :]
+                # keep the gap after the word, drop the one before it (the first gap if i == 0)
+                gaps = part.gaps[:i] + part.gaps[i + 1 :] if i > 0 else part.gaps[1:]
+                if i == 0:
+                    gaps = (part.gaps[0],) + gaps[1:]
+                part = _Part(words, gaps)
+            parts.append(part)
+            offset += n
+        frozen = frozenset(p if p < position else p - 1 for p in self.frozen if p != position)
+        return Text(tuple(parts), frozen, self.column_names)
+
+    def diff(self, other: Text) -> tuple[int, ...]:
+        """Positions whose words differ between ``self`` and ``other`` (same length)."""
+        if len(self) != len(other):
+            raise ConfigError(
+                f"diff needs texts with the same number of words. Got {len(self)} and {len(other)}."
+            )
+        return tuple(i for i, (a, b) in enumerate(zip(self.words, other.words)) if a != b)
+
+    def l0(self, other: Text) -> int:
+        """The number of words that differ (Hamming distance over words)."""
+        return len(self.diff(other))
+
+    def _check_positions(self, positions: Iterable[int]) -> None:
+        n = len(self)
+        bad = [p for p in positions if not isinstance(p, int) or not 0 <= p < n]
+        if bad:
+            raise ConfigError(f"Word positions must be in [0, {n}). Got {bad} instead.")

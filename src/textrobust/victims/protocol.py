@@ -1,0 +1,64 @@
+"""The victim protocol: any classifier textrobust can audit.
+
+A victim maps texts to class probabilities and declares what else it offers. Searches and
+analyses never call a victim directly: they go through :class:`~textrobust.victims.query.
+QueryLayer`, which batches, caches, counts and enforces the query budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from textrobust.text import Text
+
+__all__ = ["Capabilities", "Victim", "GradientVictim"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a victim offers beyond probabilities.
+
+    - ``gradients``: :meth:`GradientVictim.word_gradients` (gradient of the loss with
+      respect to each word's input embedding), used by gradient word-importance ranking,
+      attributions and sensitive-position ordering.
+    - ``embedding_layer``: the victim exposes its input embedding layer (bounds, MSR).
+    - ``attention``: the victim returns attention weights (attention attributions).
+    - ``pairs``: the victim classifies premise/hypothesis pairs.
+    """
+
+    gradients: bool = False
+    embedding_layer: bool = False
+    attention: bool = False
+    pairs: bool = False
+
+    def names(self) -> list[str]:
+        return [k for k, v in self.__dict__.items() if v]
+
+
+@runtime_checkable
+class Victim(Protocol):
+    """A text classifier: ``probabilities(texts)`` returns an array [len(texts), n_labels]
+    whose rows are probability distributions over ``label_names``."""
+
+    @property
+    def label_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def probabilities(self, texts: Sequence[Text]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class GradientVictim(Victim, Protocol):
+    """A victim that can differentiate its loss with respect to its word embeddings."""
+
+    def word_gradients(self, texts: Sequence[Text], labels: Sequence[int]) -> list[np.ndarray]:
+        """For each text, an array [len(text), dim]: the gradient of the cross-entropy
+        loss for ``labels`` with respect to the input embedding of each *word* (sub-word
+        pieces summed into their word; words the model never sees get zeros)."""
+        ...

@@ -1,0 +1,231 @@
+"""The query layer: the only door between an attack and a victim.
+
+Around every victim one :class:`QueryLayer` batches texts, caches probabilities (an
+identical text is never sent to the model twice), counts queries, times the forward
+passes and enforces a query budget by raising :class:`~textrobust.errors.
+QueryBudgetExceeded`. Searches never count queries themselves (TextAttack's per-search
+budget handling produced a series of IndexErrors, #437, #307).
+
+A *query* is one text actually sent to the victim; cache hits are free.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from textrobust.errors import ConfigError, QueryBudgetExceeded, VictimError
+from textrobust.text import Text
+from textrobust.victims.protocol import Capabilities, Victim
+
+__all__ = ["QueryLayer", "QueryStats", "Budget"]
+
+
+@dataclass(frozen=True)
+class QueryStats:
+    """Counters of a query layer at one moment (see :meth:`QueryLayer.stats`)."""
+
+    requested: int  # texts asked for, cache hits included
+    queries: int  # texts sent to the victim
+    cache_hits: int
+    batches: int  # forward calls made
+    forward_seconds: float  # wall time inside the victim
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cache_hits / self.requested if self.requested else 0.0
+
+    def minus(self, earlier: QueryStats) -> QueryStats:
+        """Counters accumulated since ``earlier``."""
+        return QueryStats(
+            self.requested - earlier.requested,
+            self.queries - earlier.queries,
+            self.cache_hits - earlier.cache_hits,
+            self.batches - earlier.batches,
+            self.forward_seconds - earlier.forward_seconds,
+        )
+
+
+class Budget:
+    """A running query allowance, opened with :meth:`QueryLayer.budget`."""
+
+    def __init__(self, limit: int | None) -> None:
+        if limit is not None and limit < 0:
+            raise ConfigError(f"The 'budget' parameter must be >= 0 or None. Got {limit} instead.")
+        self.limit = limit
+        self.used = 0
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else self.limit - self.used
+
+    def __repr__(self) -> str:
+        return f"Budget(limit={self.limit}, used={self.used})"
+
+
+class QueryLayer:
+    """Batches, caches, counts and budgets the queries sent to ``victim``.
+
+    >>> import numpy as np
+    >>> from textrobust.victims.function import FunctionVictim
+    >>> v = FunctionVictim(lambda s: np.array([[0.5, 0.5]] * len(s)), ("neg", "pos"))
+    >>> layer = QueryLayer(v, batch_size=8)
+    >>> t = Text.from_string("fine")
+    >>> _ = layer.probabilities([t, t]); _ = layer.probabilities([t])
+    >>> layer.stats().queries, layer.stats().cache_hits
+    (1, 2)
+    """
+
+    def __init__(
+        self,
+        victim: Victim,
+        *,
+        batch_size: int = 64,
+        cache_size: int | None = 500_000,
+        check_outputs: bool = True,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigError(
+                f"The 'batch_size' parameter of QueryLayer must be an int >= 1. Got {batch_size} instead."
+            )
+        if cache_size is not None and cache_size < 0:
+            raise ConfigError(
+                f"The 'cache_size' parameter of QueryLayer must be >= 0 or None. Got {cache_size} instead."
+            )
+        self.victim = victim
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self.check_outputs = check_outputs
+        self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._budgets: list[Budget] = []
+        self._requested = 0
+        self._queries = 0
+        self._hits = 0
+        self._batches = 0
+        self._forward = 0.0
+
+    # ---- the victim's face ------------------------------------------------------------
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        return tuple(self.victim.label_names)
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.victim.label_names)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.victim.capabilities
+
+    def __repr__(self) -> str:
+        return f"QueryLayer({self.victim!r}, batch_size={self.batch_size}, cache_size={self.cache_size})"
+
+    # ---- queries ------------------------------------------------------------------------
+    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
+        """Probabilities [len(texts), num_labels], from the cache where possible."""
+        n_labels = self.num_labels
+        out = np.empty((len(texts), n_labels), dtype=np.float64)
+        self._requested += len(texts)
+        missing: dict[tuple[str, ...], list[int]] = {}
+        missing_texts: list[Text] = []
+        for i, text in enumerate(texts):
+            key = text.key
+            row = self._cache.get(key) if self.cache_size != 0 else None
+            if row is not None:
+                self._cache.move_to_end(key)
+                out[i] = row
+                self._hits += 1
+            elif key in missing:
+                missing[key].append(i)
+                self._hits += 1  # a duplicate inside one request is sent once
+            else:
+                missing[key] = [i]
+                missing_texts.append(text)
+        if missing_texts:
+            self._charge(len(missing_texts))
+            for start in range(0, len(missing_texts), self.batch_size):
+                chunk = missing_texts[start : start + self.batch_size]
+                probs = self._forward_batch(chunk)
+                for text, row in zip(chunk, probs):
+                    for i in missing[text.key]:
+                        out[i] = row
+                    self._store(text.key, row)
+        return out
+
+    def predict(self, texts: Sequence[Text]) -> np.ndarray:
+        """Predicted label indices."""
+        return self.probabilities(texts).argmax(axis=1)
+
+    # ---- budgets and counters --------------------------------------------------------
+    @contextmanager
+    def budget(self, limit: int | None) -> Iterator[Budget]:
+        """Within the block, at most ``limit`` queries may reach the victim; past that,
+        :class:`QueryBudgetExceeded` is raised *before* anything is sent. Budgets nest;
+        each one counts the queries made inside it."""
+        budget = Budget(limit)
+        self._budgets.append(budget)
+        try:
+            yield budget
+        finally:
+            self._budgets.remove(budget)
+
+    def stats(self) -> QueryStats:
+        return QueryStats(self._requested, self._queries, self._hits, self._batches, self._forward)
+
+    @property
+    def queries(self) -> int:
+        return self._queries
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # ---- internals -------------------------------------------------------------------
+    def _charge(self, n: int) -> None:
+        for budget in self._budgets:
+            if budget.limit is not None and budget.used + n > budget.limit:
+                raise QueryBudgetExceeded(budget.limit, budget.used, n)
+        for budget in self._budgets:
+            budget.used += n
+
+    def _forward_batch(self, chunk: list[Text]) -> np.ndarray:
+        start = time.perf_counter()
+        try:
+            # A copy: a victim may return a view of a buffer it reuses, and the cache
+            # keeps rows of this array.
+            probs = np.array(self.victim.probabilities(chunk), dtype=np.float64, copy=True)
+        finally:
+            self._forward += time.perf_counter() - start
+        self._batches += 1
+        self._queries += len(chunk)
+        if self.check_outputs:
+            self._check(probs, len(chunk))
+        return probs
+
+    def _check(self, probs: np.ndarray, n: int) -> None:
+        expected = (n, self.num_labels)
+        if probs.shape != expected:
+            raise VictimError(
+                f"{self.victim!r} returned probabilities of shape {probs.shape} for {n} texts; "
+                f"expected {expected} (one row per text, one column per label in label_names)."
+            )
+        if not np.all(np.isfinite(probs)):
+            raise VictimError(f"{self.victim!r} returned non-finite probabilities.")
+        sums = probs.sum(axis=1)
+        if np.any(probs < -1e-6) or not np.allclose(sums, 1.0, atol=1e-3):
+            raise VictimError(
+                f"{self.victim!r} returned rows that are not probability distributions "
+                f"(row sums {sums[:3].round(4).tolist()}...). If it returns logits, wrap it "
+                f"with outputs='logits'."
+            )
+
+    def _store(self, key: tuple[str, ...], row: np.ndarray) -> None:
+        if self.cache_size == 0:
+            return
+        self._cache[key] = row
+        if self.cache_size is not None and len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)

@@ -1,0 +1,98 @@
+"""Model cards: what a trained victim is, what it was trained on and how well it does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from textrobust.errors import VictimError
+
+__all__ = ["VictimCard", "CARD_FILE", "now_iso"]
+
+CARD_FILE = "card.json"
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class VictimCard:
+    """The card saved as ``card.json`` beside a trained victim's weights.
+
+    ``splits`` holds example counts (``train``, ``dev``, ``test``; ``train_used`` after
+    augmentation or subsetting). Accuracies are fractions in [0, 1] on the dev split (the
+    one used for model selection) and on the held-out test split.
+    """
+
+    architecture: str
+    dataset: str
+    label_names: tuple[str, ...]
+    splits: dict[str, int]
+    seed: int
+    dev_accuracy: float
+    test_accuracy: float
+    train_seconds: float
+    parameters: int
+    epochs_run: int
+    best_epoch: int
+    vocab_size: int
+    model_config: dict[str, Any]
+    training: dict[str, Any]
+    augment: str | None = None
+    torch_threads: int | None = None
+    package_versions: dict[str, str] = field(default_factory=dict)
+    created: str = ""
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["label_names"] = list(self.label_names)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VictimCard:
+        """Read a card; keys this version does not know are kept in ``extra``."""
+        if not isinstance(data, dict):
+            raise VictimError(f"A victim card must be a JSON object. Got {type(data).__name__}.")
+        known = {f.name for f in fields(cls)}
+        required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
+        missing = [name for name in required if name not in data]
+        if missing:
+            raise VictimError(f"The victim card lacks the fields {missing}.")
+        values = {k: v for k, v in data.items() if k in known}
+        values["label_names"] = tuple(values["label_names"])
+        values["extra"] = {**dict(values.get("extra") or {}), **{k: v for k, v in data.items() if k not in known}}
+        return cls(**values)
+
+    def save(self, folder: Path) -> Path:
+        path = Path(folder) / CARD_FILE
+        path.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, folder: Path) -> VictimCard:
+        path = Path(folder) / CARD_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise VictimError(f"{path} does not exist: a victim folder holds a card.json.") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise VictimError(f"{path} could not be read as JSON: {exc}.") from None
+        try:
+            return cls.from_dict(data)
+        except (VictimError, TypeError) as exc:
+            raise VictimError(f"{path} is not a valid victim card: {exc}") from None
+
+    def summary(self) -> str:
+        """One line: architecture, data, accuracies, size."""
+        return (
+            f"{self.architecture} on {self.dataset}: dev {self.dev_accuracy:.3f}, test {self.test_accuracy:.3f}, "
+            f"{self.parameters:,} parameters, trained in {self.train_seconds:.0f} s (seed {self.seed})"
+        )
+

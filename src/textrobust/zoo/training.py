@@ -1,0 +1,497 @@
+"""Train a zoo victim: fit on the train split, select on dev accuracy, report test accuracy.
+
+>>> from textrobust.zoo import train_victim                       # doctest: +SKIP
+>>> trained = train_victim("cnn", out=Path("victims/cnn"))        # doctest: +SKIP
+>>> trained.card.test_accuracy                                    # doctest: +SKIP
+
+Training is deterministic for a given seed and thread count: the seed sets torch's
+generator (initialisation, dropout), the shuffling order and the random vectors of words
+GloVe lacks. The epoch with the best dev accuracy is kept; training stops early after
+``patience`` epochs without improvement. torch is imported only inside the functions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from textrobust.config import Config
+from textrobust.data.examples import Dataset, Example
+from textrobust.errors import ConfigError
+from textrobust.text import WORD_PATTERN
+from textrobust.zoo.architectures import ZOO, Architecture
+from textrobust.zoo.cards import VictimCard, now_iso
+
+__all__ = [
+    "VectorInit",
+    "TrainingConfig",
+    "TrainingData",
+    "TrainingEvent",
+    "TrainedVictim",
+    "train_victim",
+    "rich_progress",
+    "accuracy",
+]
+
+
+class VectorInit(str, Enum):
+    """Where word models' initial embeddings come from."""
+
+    GLOVE = "glove"  # GloVe 6B 50d for the words it has, small random vectors for the rest
+    RANDOM = "random"  # torch's default initialisation
+
+
+class TrainingConfig(Config):
+    """How a zoo model is trained. Each architecture overrides some defaults (see
+    :data:`~textrobust.zoo.architectures.ZOO`)."""
+
+    lr: float = Field(1e-3, gt=0)
+    epochs: int = Field(10, ge=1)
+    batch_size: int = Field(64, ge=1)
+    patience: int = Field(3, ge=1)  # epochs without a better dev accuracy before stopping
+    weight_decay: float = Field(0.0, ge=0)  # AdamW's decoupled decay; 0 is plain Adam
+    clip: float | None = Field(5.0, gt=0)  # gradient-norm clipping
+    warmup_ratio: float = Field(0.0, ge=0, lt=1)
+    linear_decay: bool = False
+    # word models only:
+    min_count: int = Field(1, ge=1)  # training-split count for a word to enter the vocabulary
+    max_length: int = Field(128, ge=1)  # tokens kept per text
+    vectors: VectorInit = VectorInit.GLOVE
+    extra_words: int = Field(20_000, ge=0)  # most frequent vector-set words added to the vocabulary
+    max_train_examples: int | None = Field(None, ge=1)  # a seeded subset of the train split
+    eval_batch_size: int = Field(256, ge=1)
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Train, dev and test splits of one data set (same label names)."""
+
+    train: Dataset
+    dev: Dataset
+    test: Dataset
+
+    def __post_init__(self) -> None:
+        names = {self.train.label_names, self.dev.label_names, self.test.label_names}
+        if len(names) != 1:
+            raise ConfigError(f"The train, dev and test splits must share label names. Got {sorted(names)}.")
+        empty = [s for s, d in (("train", self.train), ("dev", self.dev), ("test", self.test)) if len(d) == 0]
+        if empty:
+            raise ConfigError(f"The {', '.join(empty)} split(s) of '{self.train.name}' are empty.")
+
+    @property
+    def name(self) -> str:
+        return self.train.name
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        return self.train.label_names
+
+    @classmethod
+    def bundled(cls, name: str) -> TrainingData:
+        """The fixed seeded splits of a bundled data set (``textrobust.data.load_bundled``)."""
+        from textrobust.data import load_bundled
+
+        return cls(*(load_bundled(name, split=s) for s in ("train", "dev", "test")))
+
+
+@dataclass(frozen=True)
+class TrainingEvent:
+    """A progress report: ``stage`` is "step" (after each batch), "epoch" (after the dev
+    evaluation) or "done"."""
+
+    stage: str
+    epoch: int
+    epochs: int
+    step: int
+    steps: int
+    loss: float | None = None
+    dev_accuracy: float | None = None
+    best_dev_accuracy: float | None = None
+    elapsed: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainedVictim:
+    """A trained and saved victim: its folder, its card and the victim loaded back from it."""
+
+    path: Path
+    card: VictimCard
+    victim: Any
+
+    @property
+    def architecture(self) -> str:
+        return self.card.architecture
+
+
+Progress = Callable[[TrainingEvent], None]
+Augment = Callable[[Example], list[Example]]
+Vectors = tuple[Sequence[str], np.ndarray]
+
+
+def train_victim(
+    arch: str,
+    dataset: str | TrainingData = "rotten_tomatoes",
+    *,
+    out: Path,
+    config: Config | Mapping[str, Any] | None = None,
+    training: TrainingConfig | Mapping[str, Any] | None = None,
+    seed: int = 0,
+    epochs: int | None = None,
+    vectors: Vectors | None = None,
+    progress: Progress | None = None,
+    augment: Augment | None = None,
+) -> TrainedVictim:
+    """Train the zoo architecture ``arch`` and save it as a victim folder at ``out``.
+
+    - ``dataset``: a bundled data set name (its fixed train/dev/test splits) or a
+      :class:`TrainingData`.
+    - ``config``: the model config, or a mapping of overrides of its defaults.
+    - ``training``: a :class:`TrainingConfig`, or a mapping of overrides of the
+      architecture's training defaults; ``epochs`` is a shortcut for ``training.epochs``.
+    - ``vectors``: ``(words, matrix)`` to initialise word embeddings instead of GloVe
+      (``training.vectors`` must then be "glove", the default, for them to be used).
+    - ``progress``: called with a :class:`TrainingEvent` after every batch and epoch
+      (see :func:`rich_progress`).
+    - ``augment``: called once per training example before training; the examples it
+      returns *replace* that example (return ``[example, variant]`` to add a variant,
+      ``[]`` to drop it). The vocabulary is built after augmentation.
+    """
+    import torch
+
+    architecture = ZOO.get(arch)
+    model_config = architecture.make_config(config)
+    settings = _training_config(architecture, training, epochs)
+    data = TrainingData.bundled(dataset) if isinstance(dataset, str) else dataset
+    if not isinstance(data, TrainingData):
+        raise ConfigError(
+            f"The 'dataset' parameter of train_victim must be a bundled data set name or a TrainingData. "
+            f"Got {type(dataset).__name__} instead."
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"The 'seed' parameter of train_victim must be an int. Got {seed!r} instead.")
+    if out is None:
+        raise ConfigError("The 'out' parameter of train_victim is required: the folder to save the victim in.")
+
+    started = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    train = _augmented(data.train, augment)
+    if settings.max_train_examples is not None and settings.max_train_examples < len(train):
+        keep = np.sort(rng.permutation(len(train))[: settings.max_train_examples])
+        train = [train[i] for i in keep]
+    label_names = data.label_names
+
+    torch.manual_seed(seed)
+    module, tokenizer, vocab_size = _prepare(architecture, model_config, settings, train, label_names, vectors, rng)
+    history = _fit(module, tokenizer, train, data.dev, settings, seed, progress, started)
+    train_seconds = time.perf_counter() - started
+    test_accuracy = accuracy(module, tokenizer, data.test, settings.eval_batch_size)
+
+    from textrobust.versions import package_versions
+
+    card = VictimCard(
+        architecture=architecture.name,
+        dataset=data.name,
+        label_names=tuple(label_names),
+        splits={"train": len(data.train), "dev": len(data.dev), "test": len(data.test), "train_used": len(train)},
+        seed=seed,
+        dev_accuracy=round(history["best_dev_accuracy"], 6),
+        test_accuracy=round(test_accuracy, 6),
+        train_seconds=round(train_seconds, 2),
+        parameters=sum(p.numel() for p in module.parameters()),
+        epochs_run=history["epochs_run"],
+        best_epoch=history["best_epoch"],
+        vocab_size=vocab_size,
+        model_config=model_config.to_dict(),
+        training=settings.to_dict(),
+        augment=None if augment is None else getattr(augment, "__qualname__", repr(augment)),
+        torch_threads=torch.get_num_threads(),
+        package_versions=package_versions(),
+        created=now_iso(),
+        notes=_notes(settings, data, len(train)),
+        extra={"dev_history": history["dev_history"]},
+    )
+    path = _save(out, architecture, module, tokenizer, model_config, label_names, card)
+    if progress is not None:
+        progress(TrainingEvent("done", history["epochs_run"], settings.epochs, 0, 0, None,
+                               card.dev_accuracy, card.dev_accuracy, time.perf_counter() - started))
+    from textrobust.zoo.io import load_victim
+
+    return TrainedVictim(path, card, load_victim(path))
+
+
+def accuracy(module: Any, tokenizer: Any, dataset: Dataset, batch_size: int = 256) -> float:
+    """Accuracy of ``module`` on ``dataset`` (eval mode, no gradients)."""
+    preds = _predict(module, tokenizer, dataset.texts, batch_size)
+    return float(np.mean(preds == np.asarray(dataset.labels))) if len(dataset) else float("nan")
+
+
+@contextmanager
+def rich_progress(description: str = "training") -> Iterator[Progress]:
+    """A progress callback that draws a rich progress bar of the training steps.
+
+    >>> with rich_progress("cnn") as progress:                      # doctest: +SKIP
+    ...     train_victim("cnn", out=path, progress=progress)
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(), transient=False,
+    )
+    task = bar.add_task(description, total=None, info="")
+    state = {"dev": ""}
+
+    def update(event: TrainingEvent) -> None:
+        if event.stage == "step":
+            loss = f"loss {event.loss:.3f}" if event.loss is not None else ""
+            bar.update(task, total=event.steps * event.epochs, completed=(event.epoch - 1) * event.steps + event.step,
+                       info=f"epoch {event.epoch}/{event.epochs} {loss} {state['dev']}")
+        elif event.stage == "epoch":
+            state["dev"] = f"dev {event.dev_accuracy:.3f} (best {event.best_dev_accuracy:.3f})"
+            bar.update(task, info=f"epoch {event.epoch}/{event.epochs} {state['dev']}")
+        else:
+            bar.update(task, total=1, completed=1, info=f"done: dev {event.dev_accuracy:.3f}")
+
+    with bar:
+        yield update
+
+
+# ---- internals -------------------------------------------------------------------------
+def _training_config(
+    architecture: Architecture, training: TrainingConfig | Mapping[str, Any] | None, epochs: int | None
+) -> TrainingConfig:
+    if isinstance(training, TrainingConfig):
+        settings = training
+    elif training is None or isinstance(training, Mapping):
+        settings = TrainingConfig(**{**dict(architecture.training), **dict(training or {})})
+    else:
+        raise ConfigError(
+            f"The 'training' parameter of train_victim must be a TrainingConfig or a mapping. Got {training!r} instead."
+        )
+    if epochs is not None:
+        settings = settings.replace(epochs=epochs)  # type: ignore[assignment]
+    return settings
+
+
+def _augmented(train: Dataset, augment: Augment | None) -> list[Example]:
+    if augment is None:
+        return list(train.examples)
+    out: list[Example] = []
+    n = train.num_labels
+    for example in train.examples:
+        produced = augment(example)
+        if not isinstance(produced, (list, tuple)) or not all(isinstance(e, Example) for e in produced):
+            raise ConfigError(
+                f"The 'augment' callable must return a list of Example. For example {example.id!r} it "
+                f"returned {type(produced).__name__}."
+            )
+        bad = [e.id for e in produced if not 0 <= e.label < n]
+        if bad:
+            raise ConfigError(f"The 'augment' callable returned examples with labels outside [0, {n}): {bad[:5]}.")
+        out.extend(produced)
+    if not out:
+        raise ConfigError("The 'augment' callable dropped every training example.")
+    return out
+
+
+def _prepare(
+    architecture: Architecture,
+    model_config: Config,
+    settings: TrainingConfig,
+    train: list[Example],
+    label_names: Sequence[str],
+    vectors: Vectors | None,
+    rng: np.random.Generator,
+) -> tuple[Any, Any, int]:
+    """The fresh module, its tokenizer and the vocabulary size."""
+    if architecture.kind == "huggingface":
+        from textrobust.zoo.minilm import MiniLMClassifier, MiniLMTokenizer, minilm_path
+
+        tokenizer = MiniLMTokenizer(minilm_path(model_config), model_config.max_length)  # type: ignore[attr-defined]
+        module = MiniLMClassifier(model_config, len(label_names), label_names)  # type: ignore[arg-type]
+        return module, tokenizer, len(tokenizer.hf)
+
+    from textrobust.zoo.vocab import WordVocab
+
+    max_positions = getattr(model_config, "max_positions", None)
+    if max_positions is not None and settings.max_length > max_positions:
+        raise ConfigError(
+            f"The 'max_length' training parameter ({settings.max_length}) exceeds the '{architecture.name}' "
+            f"model's max_positions ({max_positions}). Lower max_length or raise max_positions."
+        )
+    source = None
+    if settings.vectors is VectorInit.GLOVE:
+        source = vectors if vectors is not None else _glove()
+        words, matrix = source
+        if len(words) != len(matrix):
+            raise ConfigError(f"The 'vectors' parameter has {len(words)} words but {len(matrix)} vectors.")
+        dim = getattr(model_config, "embed_dim")
+        if matrix.shape[1] != dim:
+            raise ConfigError(
+                f"The '{architecture.name}' model's embed_dim is {dim} but the initial vectors have "
+                f"{matrix.shape[1]} dimensions. Set embed_dim={matrix.shape[1]} or training vectors='random'."
+            )
+    extra: list[str] = []
+    if source is not None and settings.extra_words:
+        for word in source[0]:
+            if len(extra) >= settings.extra_words:
+                break
+            if WORD_PATTERN.fullmatch(word):
+                extra.append(word)
+    vocab = WordVocab.build(
+        (e.text for e in train), min_count=settings.min_count, max_length=settings.max_length, extra_words=extra
+    )
+    module = architecture.build(model_config, len(vocab), len(label_names))
+    if source is not None:
+        module.load_vectors(_initial_matrix(vocab.words, source, rng))
+    return module, vocab, len(vocab)
+
+
+def _glove() -> Vectors:
+    from textrobust.assets import load_glove
+
+    return load_glove()
+
+
+def _initial_matrix(tokens: Sequence[str], source: Vectors, rng: np.random.Generator) -> np.ndarray:
+    """GloVe rows for the tokens it has, N(0, 0.1^2) for the rest, zeros for <pad> and <unk>."""
+    words, matrix = source
+    index = {w: i for i, w in enumerate(words)}
+    out = rng.normal(0.0, 0.1, size=(len(tokens), matrix.shape[1])).astype(np.float32)
+    rows = [(t, index.get(w)) for t, w in enumerate(tokens)]
+    found = [(t, i) for t, i in rows if i is not None]
+    if found:
+        targets, sources = zip(*found)
+        out[list(targets)] = np.asarray(matrix)[list(sources)]
+    out[:2] = 0.0
+    return out
+
+
+def _schedule(settings: TrainingConfig, total: int) -> Callable[[int], float]:
+    warmup = int(settings.warmup_ratio * total)
+
+    def factor(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        if settings.linear_decay:
+            return max(0.0, (total - step) / max(1, total - warmup))
+        return 1.0
+
+    return factor
+
+
+def _fit(
+    module: Any,
+    tokenizer: Any,
+    train: list[Example],
+    dev: Dataset,
+    settings: TrainingConfig,
+    seed: int,
+    progress: Progress | None,
+    started: float,
+) -> dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+
+    params = [p for p in module.parameters() if p.requires_grad]
+    try:  # the fused CPU kernel is several times faster on large embedding tables
+        optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay, fused=True)
+    except (RuntimeError, TypeError):  # pragma: no cover - older torch or unsupported device
+        optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
+    steps = math.ceil(len(train) / settings.batch_size)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(settings, steps * settings.epochs))
+    generator = torch.Generator().manual_seed(seed)
+    texts = [e.text for e in train]
+    labels = torch.as_tensor([e.label for e in train], dtype=torch.long)
+
+    best, best_epoch, stale, epoch = -1.0, 0, 0, 0
+    best_state: dict[str, Any] = {}
+    dev_history: list[float] = []
+    for epoch in range(1, settings.epochs + 1):
+        module.train()
+        order = torch.randperm(len(train), generator=generator)
+        for step in range(steps):
+            rows = order[step * settings.batch_size : (step + 1) * settings.batch_size]
+            encoded = tokenizer.encode([texts[i] for i in rows.tolist()])
+            ids = torch.from_numpy(encoded.ids)
+            mask = torch.from_numpy(encoded.mask)
+            loss = F.cross_entropy(module(ids, mask), labels[rows])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if settings.clip is not None:
+                torch.nn.utils.clip_grad_norm_(params, settings.clip)
+            optimizer.step()
+            scheduler.step()
+            if progress is not None:
+                progress(TrainingEvent("step", epoch, settings.epochs, step + 1, steps, float(loss.detach()),
+                                       None, best if best >= 0 else None, time.perf_counter() - started))
+        dev_accuracy = accuracy(module, tokenizer, dev, settings.eval_batch_size)
+        dev_history.append(round(dev_accuracy, 6))
+        if dev_accuracy > best:
+            best, best_epoch, stale = dev_accuracy, epoch, 0
+            best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        else:
+            stale += 1
+        if progress is not None:
+            progress(TrainingEvent("epoch", epoch, settings.epochs, steps, steps, None, dev_accuracy, best,
+                                   time.perf_counter() - started))
+        if stale >= settings.patience:
+            break
+    module.load_state_dict(best_state)
+    module.eval()
+    return {"best_dev_accuracy": best, "best_epoch": best_epoch, "epochs_run": epoch, "dev_history": dev_history}
+
+
+def _predict(module: Any, tokenizer: Any, texts: Sequence[Any], batch_size: int) -> np.ndarray:
+    import torch
+
+    module.eval()
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    preds = np.empty(len(texts), dtype=np.int64)
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            encoded = tokenizer.encode([texts[i] for i in rows])
+            logits = module(torch.from_numpy(encoded.ids), torch.from_numpy(encoded.mask))
+            preds[rows] = logits.argmax(dim=1).numpy()
+    return preds
+
+
+def _notes(settings: TrainingConfig, data: TrainingData, used: int) -> str:
+    if settings.max_train_examples is not None and used < len(data.train):
+        return f"trained on a seeded subset of {used} of {len(data.train)} training examples"
+    return ""
+
+
+def _save(
+    out: Path,
+    architecture: Architecture,
+    module: Any,
+    tokenizer: Any,
+    model_config: Config,
+    label_names: Sequence[str],
+    card: VictimCard,
+) -> Path:
+    from textrobust.zoo.io import save_victim, write_victim_folder
+
+    if architecture.kind == "huggingface":
+
+        def write(folder: Path) -> None:
+            module.save(folder)
+            tokenizer.save(folder)
+            card.save(folder)
+
+        return write_victim_folder(out, write)
+    return save_victim(
+        out, module=module, vocab=tokenizer, architecture=architecture.name, model_config=model_config,
+        label_names=label_names, card=card,
+    )
