@@ -12,9 +12,9 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from textrobust.errors import AssetMissingError, ConfigError  # noqa: E402
-from textrobust.lm import CausalLM  # noqa: E402
-from textrobust.text import Text  # noqa: E402
+from textrobust.errors import AssetMissingError, ConfigError
+from textrobust.lm import CausalLM
+from textrobust.text import Text
 
 WORDS = "<pad> <unk> <bos> the a cat dog sat ran on mat rug and well made film - . ,".split()
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from textrobust.attack.goals import TargetedClassification, UntargetedClassification
 from textrobust.attack.problem import Problem, Proposal, SearchOutcome
@@ -47,7 +49,7 @@ ALL = SEARCHES.names()
 SMALL = {"genetic": {"pop_size": 12, "max_iters": 6}, "pso": {"pop_size": 12, "max_iters": 6}}
 
 
-def build(name: str, **settings: object):  # noqa: ANN201 - any registered search
+def build(name: str, **settings: object):
     return SEARCHES.get(name)(**{**SMALL.get(name, {}), **settings})
 
 
@@ -75,7 +77,7 @@ def sigmoid(x: float) -> float:
 # ---- registry, settings, repr ------------------------------------------------------------------
 def test_registry_names_the_four_searches_and_builds_them_with_settings() -> None:
     assert ALL == ["beam", "genetic", "greedy", "pso"]
-    assert [e.summary for e in SEARCHES.entries()][0].startswith("beam search")
+    assert SEARCHES.entries()[0].summary.startswith("beam search")
     search = SEARCHES.get("beam")(beam_width=3)
     assert isinstance(search, BeamSearch) and search.config.beam_width == 3
     assert repr(search) == "BeamSearch(beam_width=3, max_depth=None)"
@@ -108,7 +110,7 @@ def test_settings_are_validated_with_messages_naming_the_parameter(
 
 def test_settings_are_frozen_and_a_wrong_config_type_is_refused() -> None:
     search = BeamSearch(beam_width=2)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         search.config.beam_width = 5  # type: ignore[misc]
     with pytest.raises(ConfigError, match="BeamConfig"):
         BeamSearch(GreedyConfig())  # type: ignore[arg-type]
@@ -193,11 +195,32 @@ def test_the_checker_catches_a_search_that_lets_the_budget_error_escape() -> Non
     assert info.value.check == "budget"
 
 
+def test_the_checker_catches_a_search_that_is_not_reproducible() -> None:
+    class Drifting(GreedySearch):
+        calls = 0
+
+        def search(self, start: Text, problem: Problem) -> SearchOutcome:
+            Drifting.calls += 1
+            return replace(super().search(start, problem), iterations=Drifting.calls)
+
+    with pytest.raises(SearchContractError) as info:
+        check_search(Drifting())
+    assert info.value.check == "deterministic"
+
+
+def test_the_public_names_are_exported() -> None:
+    from textrobust.attack import searches
+
+    public = {n for n in dir(searches) if not n.startswith("_") and n[0].isupper() or n == "rank_positions"}
+    assert set(searches.__all__) == public - {"Any", "Callable", "Search", "Registry"}
+    assert all(hasattr(searches, n) for n in searches.__all__)
+
+
 # Hypothesis: no search ever touches a frozen position, whatever is frozen.
 FROZEN_START = Text.from_string("A good film with great acting and a fine plot.")
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(frozen=st.sets(st.integers(0, len(FROZEN_START) - 1)), name=st.sampled_from(ALL))
 def test_no_search_touches_a_frozen_position(frozen: set[int], name: str) -> None:
     start = FROZEN_START.freeze(frozen)
@@ -256,7 +279,7 @@ def test_word_importance_rankings() -> None:
     unk = rank_positions(START, problem, [5, 4, 2, 0], Ranking.UNK, unk_token="zzz")
     assert unk.positions == (4, 2, 0, 5)  # ties keep the given order
     assert layer.queries == 4 + 4  # the delete texts, then the unk texts
-    rng = lambda: np.random.default_rng(7)  # noqa: E731
+    rng = lambda: np.random.default_rng(7)
     first = rank_positions(START, problem, [0, 2, 4, 5], "random", rng=rng())
     assert first == rank_positions(START, problem, [0, 2, 4, 5], "random", rng=rng())
     assert sorted(first.positions) == [0, 2, 4, 5]

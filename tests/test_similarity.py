@@ -121,7 +121,7 @@ def test_minilm_separates_paraphrases_from_unrelated_sentences() -> None:
         ["A man is playing a guitar.", "A man is playing a guitar."],
         ["Someone plays the guitar.", "The stock market fell sharply today."],
     )
-    assert para > 0.6 > 0.3 > unrelated
+    assert para > 0.6 and unrelated < 0.3
 
 
 @pytest.mark.heavy
@@ -135,3 +135,24 @@ def test_bertscore_with_local_minilm() -> None:
     assert 0.85 < one_word < 1.0 and unrelated < 0.5
     cached = scorer.similarity(["The movie was a gripping and well-made thriller."], ["Stock prices fell sharply today."])
     assert cached[0] == unrelated
+
+
+def test_packages_import_light_and_export_what_they_list() -> None:
+    import importlib
+    import subprocess
+
+    code = (
+        "import sys, textrobust.similarity, textrobust.lm, textrobust.attack.constraints, "
+        "textrobust.attack.constraint_testing\n"
+        "print(','.join(m for m in ('torch', 'transformers', 'spacy', 'sentence_transformers', 'bert_score') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+    for name in ("textrobust.similarity", "textrobust.lm", "textrobust.attack.constraints"):
+        module = importlib.import_module(name)
+        assert all(getattr(module, n) is not None for n in module.__all__)
+        public = {n for n, v in vars(module).items() if not n.startswith("_") and type(v).__name__ != "module"}
+        assert public - {"annotations", "Any", "Iterable", "Constraint", "PositionConstraint", "ConfigError", "Registry"} <= set(
+            module.__all__
+        ), name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -152,6 +153,9 @@ def test_train_save_load_gives_identical_probabilities(arch: str, trained: dict,
     result = trained[arch]
     folder = result.path
     assert sorted(p.name for p in folder.iterdir()) == ["card.json", "config.json", "model.safetensors", "vocab.json"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert folder.stat().st_mode & 0o777 == 0o777 & ~umask  # not mkdtemp's private 0700
     card = result.card
     assert card.architecture == arch and card.splits["train"] == 40 and card.epochs_run == 2
     assert 0.0 <= card.test_accuracy <= 1.0 and card.parameters > 0 and card.vocab_size > 10

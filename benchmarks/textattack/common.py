@@ -144,7 +144,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-def summarise(records: list[dict[str, Any]], wall: float) -> dict[str, Any]:
+def summarise(records: list[dict[str, Any]], wall: float, cpu: float = math.nan) -> dict[str, Any]:
     """Totals over per-example records (``status``: succeeded/failed/skipped,
     ``queries``, ``model_texts``, ``perturbed_words``, ``words``, ``seconds``,
     ``forward_seconds``)."""
@@ -163,6 +163,8 @@ def summarise(records: list[dict[str, Any]], wall: float) -> dict[str, Any]:
         "success_rate": len(won) / len(attacked) if attacked else math.nan,
         "wall_seconds": wall,
         "examples_per_second": len(records) / wall if wall > 0 else math.nan,
+        "cpu_seconds": cpu,
+        "examples_per_cpu_second": len(records) / cpu if cpu > 0 else math.nan,
         "attacked_per_second": len(attacked) / wall if wall > 0 else math.nan,
         "queries_per_example": mean([r["queries"] for r in attacked]),
         "model_texts_per_example": mean([r["model_texts"] for r in attacked]),

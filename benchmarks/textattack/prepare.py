@@ -28,21 +28,41 @@ import common  # noqa: E402
 
 
 def default_victim() -> Path:
-    from textrobust.zoo import default_victim_dir
+    """The zoo's default victim (``<cache>/victims/default``), or, while that is not
+    trained yet, the zoo's CNN (the default architecture) at ``<cache>/victims/cnn``."""
+    from textrobust.zoo import DEFAULT_ARCH, default_victim_dir, is_victim_folder
 
-    return default_victim_dir()
+    folder = default_victim_dir()
+    if is_victim_folder(folder):
+        return folder
+    return folder.parent / DEFAULT_ARCH
 
 
 def load_vectors(space: str) -> Any:
     """The project's word vectors: counter-fitted GloVe (as TextAttack's recipes use
-    counter-fitted vectors) or plain GloVe, 100k most frequent words."""
+    counter-fitted vectors) or plain GloVe, 100k most frequent words, without the few
+    tokens TextAttack's splitter would cut in two (``n’t`` with a curly apostrophe is one
+    word for :class:`~textrobust.text.Text` and two for TextAttack): a candidate like that
+    changes the number of words on TextAttack's side only, so the search spaces would
+    differ. Both sides use the vectors this function returns."""
+    import numpy as np
+
     from textrobust.embeddings import WordVectors
 
     if space == "glove":
-        return WordVectors.from_glove()
-    from textrobust.embeddings.counterfit import CounterFitSettings, counterfitted_vectors
+        vectors = WordVectors.from_glove()
+    else:
+        from textrobust.embeddings.counterfit import CounterFitSettings, counterfitted_vectors
 
-    return counterfitted_vectors(CounterFitSettings())
+        vectors = counterfitted_vectors(CounterFitSettings())
+    keep = [i for i, w in enumerate(vectors.words) if common.textattack_words(w) == [w]]
+    if len(keep) == len(vectors):
+        return vectors
+    return WordVectors(
+        [vectors.words[i] for i in keep],
+        np.asarray(vectors.matrix)[keep],
+        name=f"{vectors.name}, {len(vectors) - len(keep)} words TextAttack splits removed",
+    )
 
 
 def neighbour_source(vectors: Any, settings: dict[str, Any]) -> Any:
@@ -78,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, default=0, help="first test example to consider")
     parser.add_argument("--victim", type=Path, default=None, help="victim folder (default: the zoo's default)")
     parser.add_argument("--space", choices=["counterfitted", "glove"], default="counterfitted")
-    parser.add_argument("--threads", type=int, default=2, help="torch threads on both sides")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads on both sides")
     parser.add_argument("--work", type=Path, default=common.WORK)
     args = parser.parse_args(argv)
 

@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=common.WORK)
     parser.add_argument("--limit", type=int, default=None, help="attack only the first N examples")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--profile", action="store_true", help="run under cProfile (slower; not for the table)")
     args = parser.parse_args(argv)
 
     inputs = common.read_json(args.work / "inputs.json")
@@ -163,6 +164,13 @@ def main(argv: list[str] | None = None) -> int:
 
     records: list[dict[str, Any]] = []
     mismatched = 0
+    profiler = None
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    cpu_start = time.process_time()
     wall_start = time.perf_counter()
     for example in examples:
         before_texts, before_forward = wrapper.texts, wrapper.forward_seconds
@@ -187,6 +195,18 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     wall = time.perf_counter() - wall_start
+    cpu = time.process_time() - cpu_start
+    profile_text = None
+    if profiler is not None:
+        import io
+        import pstats
+
+        profiler.disable()
+        buffer = io.StringIO()
+        stats = pstats.Stats(profiler, stream=buffer)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(40)
+        profile_text = buffer.getvalue()
 
     # Not timed: the candidate set of every example's start text after the constraints,
     # to check both sides search the same space.
@@ -200,8 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                 pairs.add((int(i), new.words[i]))
         candidates[example["id"]] = sorted([list(p) for p in pairs])
 
-    summary = common.summarise(records, wall)
-    out = args.out or args.work / f"textattack-{args.search}.json"
+    summary = common.summarise(records, wall, cpu)
+    suffix = "-profile" if args.profile else ""
+    out = args.out or args.work / f"textattack-{args.search}{suffix}.json"
     common.write_json(
         out,
         {
@@ -217,10 +238,11 @@ def main(argv: list[str] | None = None) -> int:
             "summary": summary,
             "records": records,
             "candidates": candidates,
+            "profile": profile_text,
         },
     )
     print(
-        f"textattack {args.search}: {len(records)} examples in {wall:.1f} s "
+        f"textattack {args.search}{suffix}: {len(records)} examples in {wall:.1f} s "
         f"({summary['examples_per_second']:.3f}/s), success {summary['success_rate']:.3f}, "
         f"queries/example {summary['queries_per_example']:.1f}, overhead {summary['overhead_share']:.1%}"
     )

@@ -77,8 +77,11 @@ def make_progress(*, console: Console | None = None, transient: bool = False) ->
     """A rich progress display with examples/s and total queries, for :func:`run_examples`.
 
     Use it as a context manager around the calls. Without a terminal (CI), rich prints
-    nothing live.
+    nothing live; ``TEXTROBUST_NO_PROGRESS=1`` switches it off entirely.
     """
+    import os
+
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -116,8 +119,9 @@ def make_progress(*, console: Console | None = None, transient: bool = False) ->
         QueriesColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=console,
+        console=console if console is not None else Console(stderr=True),
         transient=transient,
+        disable=os.environ.get("TEXTROBUST_NO_PROGRESS", "") not in ("", "0"),
     )
 
 

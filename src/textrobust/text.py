@@ -66,6 +66,16 @@ class Text:
     _parts: tuple[_Part, ...]
     frozen: frozenset[int] = field(default=frozenset())
     column_names: tuple[str, ...] = ("text",)
+    # computed once: texts are keys of caches and compared very often
+    _key: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _words: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_key", tuple(p.render() for p in self._parts))
+        if len(self._parts) == 1:
+            object.__setattr__(self, "_words", self._parts[0].words)
+        else:
+            object.__setattr__(self, "_words", tuple(w for p in self._parts for w in p.words))
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -102,14 +112,12 @@ class Text:
     # ---- views ----------------------------------------------------------------------
     @property
     def words(self) -> tuple[str, ...]:
-        if len(self._parts) == 1:
-            return self._parts[0].words
-        return tuple(w for p in self._parts for w in p.words)
+        return self._words
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The text of each column (one for a sentence, two for a pair)."""
-        return tuple(p.render() for p in self._parts)
+        return self._key
 
     @property
     def is_pair(self) -> bool:
@@ -118,7 +126,7 @@ class Text:
     @property
     def key(self) -> tuple[str, ...]:
         """A hashable identity: the rendered columns. Equal keys mean equal texts."""
-        return self.columns
+        return self._key
 
     @property
     def modifiable(self) -> tuple[int, ...]:
@@ -148,7 +156,7 @@ class Text:
         return range(start, start + len(self._parts[index].words))
 
     def __len__(self) -> int:
-        return sum(len(p.words) for p in self._parts)
+        return len(self._words)
 
     def __getitem__(self, position: int) -> str:
         return self.words[position]
@@ -157,7 +165,7 @@ class Text:
         return iter(self.words)
 
     def __str__(self) -> str:
-        return " ".join(self.columns) if self.is_pair else self._parts[0].render()
+        return " ".join(self._key) if self.is_pair else self._key[0]
 
     def __repr__(self) -> str:
         frozen = f", frozen={sorted(self.frozen)}" if self.frozen else ""

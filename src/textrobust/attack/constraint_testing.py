@@ -60,13 +60,17 @@ def proposals_for(text: Text, edits: Mapping[int, Sequence[str]], parent: Text |
     return [Proposal(base.replace(p, w), base, p, w) for p in sorted(edits) for w in edits[p]]
 
 
-def check_constraint(constraint: object, original: Text, proposals: Sequence[Proposal], *, seed: int = 0) -> ConstraintCheck:
+def check_constraint(
+    constraint: object, original: Text, proposals: Sequence[Proposal], *, seed: int = 0
+) -> ConstraintCheck:
     """Check ``constraint`` against its contract on ``original`` and ``proposals``."""
     name = repr(constraint)
     is_position = isinstance(constraint, PositionConstraint)
     is_candidate = isinstance(constraint, Constraint)
     if not (is_position or is_candidate):
-        raise ConstraintContractError(f"{name} has neither allowed(original, current, positions) nor check(original, proposals).")
+        raise ConstraintContractError(
+            f"{name} has neither allowed(original, current, positions) nor check(original, proposals)."
+        )
     if not repr(constraint) or " object at 0x" in name:
         raise ConstraintContractError(f"{type(constraint).__name__} has no repr showing its configuration.")
     if is_candidate:
@@ -87,7 +91,9 @@ def _verdicts(constraint: Constraint, original: Text, batch: list[Proposal], nam
     return mask
 
 
-def _check_candidate(constraint: Constraint, original: Text, proposals: list[Proposal], seed: int, name: str) -> np.ndarray:
+def _check_candidate(
+    constraint: Constraint, original: Text, proposals: list[Proposal], seed: int, name: str
+) -> np.ndarray:
     _verdicts(constraint, original, [], name)
     first = _verdicts(constraint, original, proposals, name)
     again = _verdicts(constraint, original, proposals, name)
@@ -109,7 +115,9 @@ def _check_candidate(constraint: Constraint, original: Text, proposals: list[Pro
     return first
 
 
-def _check_position(constraint: PositionConstraint, original: Text, proposals: list[Proposal], name: str) -> tuple[frozenset[int], ...]:
+def _check_position(
+    constraint: PositionConstraint, original: Text, proposals: list[Proposal], name: str
+) -> tuple[frozenset[int], ...]:
     currents = list(dict.fromkeys([original] + [p.parent for p in proposals] + [p.text for p in proposals]))
     out = []
     for current in currents:

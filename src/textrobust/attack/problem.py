@@ -149,6 +149,16 @@ class Problem:
                 break
         return tuple(sorted(allowed))
 
+    def candidate_positions(self, current: Text) -> tuple[int, ...]:
+        """Allowed positions for which the source proposes at least one new word, before
+        any candidate constraint runs (cheap: no similarity or LM model is called)."""
+        allowed = self.positions(current)
+        if not allowed:
+            return ()
+        found = self.source.candidates(current, allowed)
+        words = current.words
+        return tuple(p for p in allowed if any(s.word != words[p] for s in found.get(p, ())))
+
     def neighbours(self, current: Text, positions: Sequence[int] | None = None) -> list[Proposal]:
         """All one-word edits of ``current`` at ``positions`` (default: every allowed
         position) that every constraint accepts, in position order, best source score

@@ -19,7 +19,7 @@ from textrobust.attack.problem import CandidateSource, Substitution
 from textrobust.errors import ConfigError
 from textrobust.text import WORD_PATTERN, Text
 
-__all__ = ["check_candidate_source", "StaticCandidates", "FunctionFillIn"]
+__all__ = ["FunctionFillIn", "StaticCandidates", "check_candidate_source"]
 
 
 def _fail(source: object, text: Text, message: str) -> None:
@@ -52,7 +52,9 @@ def check_candidate_source(
     that the source is not trivially empty.
     """
     if not isinstance(source, CandidateSource):
-        raise AssertionError(f"{type(source).__name__} has no candidates(text, positions) method.")
+        raise AssertionError(  # noqa: TRY004 - a failed contract check, like the others
+            f"{type(source).__name__} has no candidates(text, positions) method."
+        )
     total = 0
     for item in texts:
         text = Text.from_string(item) if isinstance(item, str) else item

@@ -22,7 +22,11 @@ from textrobust.embeddings.counterfit import (
     vsp_pairs,
     wordnet_pairs,
 )
-from textrobust.embeddings.vectors import DEFAULT_VOCAB_SIZE, WordVectors, normalise_rows
+from textrobust.embeddings.vectors import (
+    DEFAULT_VOCAB_SIZE,
+    WordVectors,
+    normalise_rows,
+)
 
 __all__ = [
     "COUNTERFIT_VERSION",

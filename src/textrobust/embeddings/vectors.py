@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from textrobust.errors import ConfigError, DataError
 
-__all__ = ["WordVectors", "DEFAULT_VOCAB_SIZE", "normalise_rows"]
+__all__ = ["DEFAULT_VOCAB_SIZE", "WordVectors", "normalise_rows"]
 
 #: Rows of GloVe kept by default (the most frequent words).
 DEFAULT_VOCAB_SIZE = 100_000
@@ -76,7 +77,8 @@ class WordVectors:
         self.batch_size = batch_size
         self.cache_size = cache_size
         self._nearest: dict[int, tuple[tuple[int, ...], tuple[float, ...]]] = {}
-        self._balls: dict[tuple[int, float], tuple[tuple[int, ...], tuple[float, ...]]] = {}
+        self._balls: dict[tuple[int, float, int | None], tuple[tuple[int, ...], tuple[float, ...]]] = {}
+        self._tensor: Any = None  # a torch copy of the matrix, made on first query
 
     # ---- construction -----------------------------------------------------------------------
     @classmethod
@@ -164,20 +166,21 @@ class WordVectors:
             for start in range(0, len(todo), self.batch_size):
                 batch = todo[start : start + self.batch_size]
                 sims = self._similarities(batch)
-                top = np.argpartition(sims, -k, axis=1)[:, -k:]  # k < len(self): always valid
-                for b, row in enumerate(batch):
+                top = _top_k(sims, k)
+                for b, query in enumerate(batch):
                     idx = top[b]
                     vals = sims[b, idx]
                     order = np.lexsort((idx, -vals))
-                    self._nearest[row] = (tuple(int(i) for i in idx[order]), tuple(float(v) for v in vals[order]))
+                    self._nearest[query] = (
+                        tuple(int(i) for i in idx[order]), tuple(float(v) for v in vals[order]))
         floor = -math.inf if max_distance is None else 1.0 - max_distance
         out: list[Neighbours] = []
         for row in rows:
             if row is None or k < 1:
                 out.append([])
                 continue
-            idx, vals = self._nearest[row]
-            out.append([(self.words[i], v) for i, v in zip(idx[:k], vals[:k]) if v >= floor])
+            found, cosines = self._nearest[row]
+            out.append([(self.words[i], v) for i, v in zip(found[:k], cosines[:k]) if v >= floor])
         return out
 
     def within(
@@ -194,31 +197,39 @@ class WordVectors:
             raise ConfigError(f"The 'limit' parameter of WordVectors.within must be >= 1 or None. Got {limit} instead.")
         floor = 1.0 - radius * radius / 2.0
         rows = [self._index.get(w) for w in words]
-        todo = sorted({r for r in rows if r is not None and (r, radius) not in self._balls})
+        todo = sorted({r for r in rows if r is not None and (r, radius, limit) not in self._balls})
         if todo:
             self._make_room(self._balls, len(todo))
             for start in range(0, len(todo), self.batch_size):
                 batch = todo[start : start + self.batch_size]
                 sims = self._similarities(batch)
-                for b, row in enumerate(batch):
+                for b, query in enumerate(batch):
                     idx = np.flatnonzero(sims[b] >= floor)
                     vals = sims[b, idx]
-                    order = np.lexsort((idx, -vals))
-                    self._balls[(row, radius)] = (
+                    order = np.lexsort((idx, -vals))[:limit]  # only what is asked is kept
+                    self._balls[(query, radius, limit)] = (
                         tuple(int(i) for i in idx[order]), tuple(float(v) for v in vals[order]))
         out: list[Neighbours] = []
         for row in rows:
             if row is None:
                 out.append([])
                 continue
-            idx, vals = self._balls[(row, radius)]
-            pairs = [(self.words[i], v) for i, v in zip(idx, vals)]
-            out.append(pairs if limit is None else pairs[:limit])
+            found, cosines = self._balls[(row, radius, limit)]
+            out.append([(self.words[i], v) for i, v in zip(found, cosines)])
         return out
 
     def _similarities(self, rows: Sequence[int]) -> np.ndarray:
-        """Cosines of ``rows`` against every word, the row's own column set to -inf."""
-        sims = self._matrix[list(rows)] @ self._matrix.T
+        """Cosines of ``rows`` against every word, the row's own column set to -inf.
+
+        One matrix product per call; torch's (multi-threaded) when torch is installed.
+        """
+        torch = _torch()
+        if torch is not None:
+            if self._tensor is None:
+                self._tensor = torch.from_numpy(np.array(self._matrix))  # writable copy
+            sims = (self._tensor[list(rows)] @ self._tensor.T).numpy()
+        else:
+            sims = self._matrix[list(rows)] @ self._matrix.T
         sims[np.arange(len(rows)), list(rows)] = -np.inf
         return sims
 
@@ -228,6 +239,23 @@ class WordVectors:
 
     def __repr__(self) -> str:
         return f"WordVectors({self.name!r}, {len(self):,} words x {self.dim})"
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:  # numpy alone works, only slower
+        return None
+    return torch
+
+
+def _top_k(sims: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the ``k`` largest values of each row (any order); ``k`` must be
+    smaller than the number of columns. torch.topk is ~10x faster than argpartition here."""
+    torch = _torch()
+    if torch is not None:
+        return torch.topk(torch.from_numpy(sims), k, dim=1, sorted=False).indices.numpy()
+    return np.argpartition(sims, -k, axis=1)[:, -k:]
 
 
 def _check_vocab_size(vocab_size: int | None, available: int) -> int:

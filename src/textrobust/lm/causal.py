@@ -89,7 +89,9 @@ class CausalLM:
             if not isinstance(value, int) or value < low:
                 raise ConfigError(f"The '{name}' parameter of CausalLM must be an int >= {low}. Got {value!r} instead.")
         if max_logits_bytes < 1:
-            raise ConfigError(f"The 'max_logits_bytes' parameter of CausalLM must be >= 1. Got {max_logits_bytes} instead.")
+            raise ConfigError(
+                f"The 'max_logits_bytes' parameter of CausalLM must be >= 1. Got {max_logits_bytes} instead."
+            )
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
@@ -180,7 +182,7 @@ class CausalLM:
             start, end = _char_span(text, int(position))
             offsets = record.offsets
             hit = (offsets[:, 0] < end) & (offsets[:, 1] > start)  # type: ignore[index]
-            hit[0] = False  # the first token is never scored
+            hit[:1] = False  # the first token is never scored
             if not hit.any() or np.isnan(record.log_probs[hit]).any():
                 out[i] = np.nan
             else:
@@ -268,7 +270,7 @@ class CausalLM:
 
     def _hidden(self, ids: Any, mask: Any) -> Any:
         base = self.model.base_model
-        if base is self.model:  # no separate head: fall back to the full forward pass
+        if base is self.model:  # no separate body and head: nothing to apply the head to in chunks
             raise ConfigError(
                 f"CausalLM needs a model with a separate output head (a *ForCausalLM). Got {type(self.model).__name__}."
             )

@@ -26,10 +26,10 @@ from textrobust.similarity.protocol import SentenceScorer
 from textrobust.similarity.word_mean import WordEmbeddingMeanCosine, default_word_vectors
 
 __all__ = [
+    "SIMILARITY_SCORERS",
     "BERTScore",
     "EncoderCosine",
     "LRUCache",
-    "SIMILARITY_SCORERS",
     "SentenceScorer",
     "WordEmbeddingMeanCosine",
     "default_word_vectors",

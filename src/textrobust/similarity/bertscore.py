@@ -57,7 +57,9 @@ class BERTScore:
             try:
                 from bert_score import BERTScorer
             except ImportError:
-                raise MissingDependencyError("bert-score", "The BERTScore similarity", "pip install bert-score==0.3.13") from None
+                raise MissingDependencyError(
+                    "bert-score", "The BERTScore similarity", "pip install bert-score==0.3.13"
+                ) from None
             path = str(resolve("minilm", self.model_path))
             self._scorer = BERTScorer(
                 model_type=path, num_layers=self.num_layers, batch_size=self.batch_size, idf=self.idf, lang="en"

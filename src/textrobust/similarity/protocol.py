@@ -27,7 +27,9 @@ def check_pairs(owner: str, a: Sequence[str], b: Sequence[str]) -> tuple[list[st
     """``a`` and ``b`` as lists of strings of the same length, or a ConfigError."""
     for name, value in (("a", a), ("b", b)):
         if isinstance(value, str):
-            raise ConfigError(f"{owner}.similarity: the '{name}' parameter must be a sequence of strings, not one string.")
+            raise ConfigError(
+                f"{owner}.similarity: the '{name}' parameter must be a sequence of strings, not one string."
+            )
     a, b = [str(s) for s in a], [str(s) for s in b]
     if len(a) != len(b):
         raise ConfigError(
@@ -48,6 +50,6 @@ def describe(obj: object, limit: int = 80) -> str:
     if obj is None:
         return "<default>"
     text = repr(obj)
-    if len(text) <= limit and "\n" not in text:
+    if len(text) <= limit and "\n" not in text and " object at 0x" not in text:
         return text
     return f"<{type(obj).__name__}>"

@@ -56,21 +56,11 @@ class WordEmbeddingMeanCosine:
         return f"WordEmbeddingMeanCosine(vectors={describe(self.vectors)})"
 
 
-class _GloveVectors:
-    """GloVe 6B 50d as ``index``/``matrix`` (unit rows), for when no vectors are given."""
-
-    def __init__(self) -> None:
-        from textrobust.assets import load_glove
-
-        words, matrix = load_glove()
-        self.index = {w: i for i, w in enumerate(words)}
-        self.matrix = unit_rows(matrix)
-
-    def __repr__(self) -> str:
-        return f"GloVe(6B, {self.matrix.shape[0]} words x {self.matrix.shape[1]})"
-
-
 def default_word_vectors() -> Any:
-    """The default word vectors of the similarity baseline and the embedding constraint:
-    GloVe 6B 50d with unit rows (loaded on call)."""
-    return _GloveVectors()
+    """The default vectors of the similarity baseline and of the word-embedding constraint:
+    :meth:`textrobust.embeddings.WordVectors.from_glove` (GloVe 6B 50d, 100k most frequent
+    words, unit rows), loaded on call. Pass counter-fitted vectors explicitly where
+    antonyms must sit apart (``textrobust.embeddings.counterfitted_vectors()``)."""
+    from textrobust.embeddings import WordVectors
+
+    return WordVectors.from_glove()

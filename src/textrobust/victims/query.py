@@ -130,31 +130,36 @@ class QueryLayer:
         """Probabilities [len(texts), num_labels], from the cache where possible."""
         n_labels = self.num_labels
         out = np.empty((len(texts), n_labels), dtype=np.float64)
-        self._requested += len(texts)
+        hits = 0
         missing: dict[tuple[str, ...], list[int]] = {}
         missing_texts: list[Text] = []
+        missing_keys: list[tuple[str, ...]] = []
+        cache = self._cache
         for i, text in enumerate(texts):
             key = text.key
-            row = self._cache.get(key) if self.cache_size != 0 else None
+            row = cache.get(key) if self.cache_size != 0 else None
             if row is not None:
-                self._cache.move_to_end(key)
+                cache.move_to_end(key)
                 out[i] = row
-                self._hits += 1
+                hits += 1
             elif key in missing:
                 missing[key].append(i)
-                self._hits += 1  # a duplicate inside one request is sent once
+                hits += 1  # a duplicate inside one request is sent once
             else:
                 missing[key] = [i]
                 missing_texts.append(text)
+                missing_keys.append(key)
         if missing_texts:
-            self._charge(len(missing_texts))
-            for start in range(0, len(missing_texts), self.batch_size):
-                chunk = missing_texts[start : start + self.batch_size]
-                probs = self._forward_batch(chunk)
-                for text, row in zip(chunk, probs):
-                    for i in missing[text.key]:
-                        out[i] = row
-                    self._store(text.key, row)
+            self._charge(len(missing_texts))  # may raise: then nothing is counted
+        self._requested += len(texts)
+        self._hits += hits
+        for start in range(0, len(missing_texts), self.batch_size):
+            chunk = missing_texts[start : start + self.batch_size]
+            probs = self._forward_batch(chunk)
+            for key, row in zip(missing_keys[start : start + self.batch_size], probs):
+                for i in missing[key]:
+                    out[i] = row
+                self._store(key, row)
         return out
 
     def predict(self, texts: Sequence[Text]) -> np.ndarray:

@@ -108,7 +108,7 @@ class TorchVictim:
             raise ConfigError(
                 f"The 'label_names' parameter of TorchVictim needs at least two labels. Got {labels!r}."
             )
-        self.module = module.float().eval()
+        self.module: Any = module.float().eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.name = name or type(module).__name__
@@ -191,11 +191,11 @@ class TorchVictim:
 
     # ---- embeddings and attention ----------------------------------------------------
     @property
-    def embedding(self) -> "torch.nn.Embedding":
+    def embedding(self) -> torch.nn.Embedding:
         """The module's input embedding layer (also :meth:`embedding_layer`)."""
         return self.embedding_layer()
 
-    def embedding_layer(self) -> "torch.nn.Embedding":
+    def embedding_layer(self) -> torch.nn.Embedding:
         """The module's input (word) embedding layer, as ``HuggingFaceVictim`` offers it."""
         self._require("embedding_layer", "embedding_layer")
         layer = getattr(self.module, "embedding", None)
@@ -203,7 +203,7 @@ class TorchVictim:
             raise CapabilityError(f"{self!r} has forward_embedded but no .embedding attribute.")
         return layer
 
-    def encode(self, texts: Sequence[Text]) -> tuple["torch.Tensor", "torch.Tensor", np.ndarray]:
+    def encode(self, texts: Sequence[Text]) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
         """Token ids, mask (tensors) and word_index (numpy) for ``texts``, in order."""
         self._check_texts(texts)
         encoded = self.tokenizer.encode(texts)
@@ -255,7 +255,7 @@ class TorchVictim:
             yield rows, self.tokenizer.encode([texts[i] for i in rows])
 
     @staticmethod
-    def _tensors(encoded: Encoded) -> tuple["torch.Tensor", "torch.Tensor"]:
+    def _tensors(encoded: Encoded) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
 
         ids = torch.from_numpy(np.ascontiguousarray(encoded.ids, dtype=np.int64))

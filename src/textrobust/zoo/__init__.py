@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from textrobust.zoo.architectures import ZOO, Architecture
 from textrobust.zoo.cards import VictimCard
-from textrobust.zoo.default import DEFAULT_ARCH, DEFAULT_DATASET, default_victim_dir, ensure_default_victim
+from textrobust.zoo.default import (
+    DEFAULT_ARCH,
+    DEFAULT_DATASET,
+    default_victim_dir,
+    ensure_default_victim,
+)
 from textrobust.zoo.io import is_victim_folder, load_victim, read_card, save_victim
 from textrobust.zoo.training import (
     TrainedVictim,
@@ -28,10 +33,10 @@ from textrobust.zoo.training import (
 from textrobust.zoo.vocab import WordVocab
 
 __all__ = [
-    "ZOO",
-    "Architecture",
     "DEFAULT_ARCH",
     "DEFAULT_DATASET",
+    "ZOO",
+    "Architecture",
     "TrainedVictim",
     "TrainingConfig",
     "TrainingData",

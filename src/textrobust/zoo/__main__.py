@@ -57,6 +57,7 @@ def _bench(args: argparse.Namespace) -> int:
     import numpy as np
 
     from textrobust.data import load_bundled
+    from textrobust.victims.torch import TorchVictim
     from textrobust.zoo.io import load_victim
 
     _threads(args.threads)
@@ -74,8 +75,8 @@ def _bench(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         acc = float(np.mean(probs.argmax(axis=1) == np.asarray(data.labels)))
         tokenize = ""
-        tokenizer = getattr(victim, "tokenizer", None)
-        if tokenizer is not None and hasattr(tokenizer, "encode"):
+        if isinstance(victim, TorchVictim):
+            tokenizer = victim.tokenizer
             t0 = time.perf_counter()
             for i in range(0, len(texts), args.batch_size):
                 tokenizer.encode(texts[i : i + args.batch_size])

@@ -18,7 +18,7 @@ from textrobust.config import Config
 from textrobust.errors import ConfigError
 from textrobust.registry import Registry
 
-__all__ = ["Architecture", "ZOO"]
+__all__ = ["ZOO", "Architecture"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ ZOO.add(
     Architecture(
         "minilm", "textrobust.zoo.minilm", "MiniLMClassifier", "MiniLMConfig", kind="huggingface",
         training={
-            "lr": 5e-5, "epochs": 2, "batch_size": 32, "patience": 1, "weight_decay": 0.01,
+            "lr": 1e-4, "epochs": 1, "batch_size": 32, "patience": 1, "weight_decay": 0.01,
             "warmup_ratio": 0.1, "linear_decay": True, "clip": 1.0,
         },
     ),

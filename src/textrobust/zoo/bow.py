@@ -9,7 +9,7 @@ from torch import nn
 from textrobust.config import Config
 from textrobust.zoo.base import ZooModule, masked_mean
 
-__all__ = ["BowConfig", "BowClassifier"]
+__all__ = ["BowClassifier", "BowConfig"]
 
 
 class BowConfig(Config):

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from textrobust.errors import VictimError
 
-__all__ = ["VictimCard", "CARD_FILE", "now_iso"]
+__all__ = ["CARD_FILE", "VictimCard", "now_iso"]
 
 CARD_FILE = "card.json"
 
 
 def now_iso() -> str:
     """The current UTC time, ISO 8601 to the second."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 @dataclass(frozen=True)

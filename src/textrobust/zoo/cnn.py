@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from pydantic import Field
+from pydantic import Field, PositiveInt
 from torch import nn
 
 from textrobust.config import Config
 from textrobust.zoo.base import ZooModule
 
-__all__ = ["CnnConfig", "CnnClassifier"]
+__all__ = ["CnnClassifier", "CnnConfig"]
 
 
 class CnnConfig(Config):
     embed_dim: int = Field(50, ge=1)
-    widths: tuple[int, ...] = (3, 4, 5)
+    widths: tuple[PositiveInt, ...] = Field((3, 4, 5), min_length=1)
     filters: int = Field(100, ge=1)
     dropout: float = Field(0.5, ge=0.0, lt=1.0)
 

@@ -26,14 +26,14 @@ from textrobust.zoo.cards import CARD_FILE, VictimCard
 
 __all__ = [
     "CONFIG_FILE",
-    "WEIGHTS_FILE",
-    "VOCAB_FILE",
     "FORMAT",
-    "save_victim",
-    "write_victim_folder",
+    "VOCAB_FILE",
+    "WEIGHTS_FILE",
+    "is_victim_folder",
     "load_victim",
     "read_card",
-    "is_victim_folder",
+    "save_victim",
+    "write_victim_folder",
 ]
 
 CONFIG_FILE = "config.json"
@@ -94,6 +94,7 @@ def write_victim_folder(out: Path, write: Callable[[Path], None]) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         write(tmp)
+        _default_permissions(tmp)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             os.replace(out, old)
@@ -105,6 +106,15 @@ def write_victim_folder(out: Path, write: Callable[[Path], None]) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _default_permissions(folder: Path) -> None:
+    """mkdtemp makes a private (0700) folder: give the tree the modes the umask allows."""
+    umask = os.umask(0)
+    os.umask(umask)
+    folder.chmod(0o777 & ~umask)
+    for path in folder.rglob("*"):
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
 
 
 def save_victim(
@@ -221,11 +231,10 @@ def _load_huggingface(folder: Path, card: VictimCard | None, batch_size: int) ->
     from textrobust.victims.huggingface import HuggingFaceVictim
 
     label_names = list(card.label_names) if card is not None else None
-    victim = HuggingFaceVictim.from_folder(folder, label_names=label_names, batch_size=batch_size)
-    try:
-        victim.card = card
-    except AttributeError:  # a victim class with __slots__: keep going without the card
-        pass
+    # read texts as the fine-tuning did: same truncation length
+    max_length = int((card.model_config if card is not None else {}).get("max_length", 256))
+    victim = HuggingFaceVictim.from_folder(folder, label_names=label_names, batch_size=batch_size, max_length=max_length)
+    victim.card = card
     return victim
 
 

@@ -10,7 +10,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from textrobust.config import Config
 from textrobust.zoo.base import ZooModule
 
-__all__ = ["LstmConfig", "LstmClassifier"]
+__all__ = ["LstmClassifier", "LstmConfig"]
 
 
 class LstmConfig(Config):

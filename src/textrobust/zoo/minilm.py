@@ -26,7 +26,7 @@ from textrobust.text import Text
 from textrobust.victims.torch import Encoded
 from textrobust.zoo.base import ZooModule
 
-__all__ = ["MiniLMConfig", "MiniLMClassifier", "MiniLMTokenizer", "minilm_path"]
+__all__ = ["MiniLMClassifier", "MiniLMConfig", "MiniLMTokenizer", "minilm_path"]
 
 
 class MiniLMConfig(Config):
@@ -107,7 +107,9 @@ class MiniLMClassifier(ZooModule):
 
         self.config = config
         verbosity = hf_logging.get_verbosity()
+        bar = hf_logging.is_progress_bar_enabled()
         hf_logging.set_verbosity_error()  # "newly initialized weights" is expected here
+        hf_logging.disable_progress_bar()
         try:
             self.hf = AutoModelForSequenceClassification.from_pretrained(
                 str(minilm_path(config)),
@@ -117,6 +119,8 @@ class MiniLMClassifier(ZooModule):
             )
         finally:
             hf_logging.set_verbosity(verbosity)
+            if bar:
+                hf_logging.enable_progress_bar()
         self.embedding = self.hf.get_input_embeddings()
 
     def forward_embedded(self, embeddings: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

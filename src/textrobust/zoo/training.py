@@ -32,14 +32,14 @@ from textrobust.zoo.architectures import ZOO, Architecture
 from textrobust.zoo.cards import VictimCard, now_iso
 
 __all__ = [
-    "VectorInit",
+    "TrainedVictim",
     "TrainingConfig",
     "TrainingData",
     "TrainingEvent",
-    "TrainedVictim",
-    "train_victim",
-    "rich_progress",
+    "VectorInit",
     "accuracy",
+    "rich_progress",
+    "train_victim",
 ]
 
 
@@ -236,16 +236,28 @@ def accuracy(module: Any, tokenizer: Any, dataset: Dataset, batch_size: int = 25
 
 @contextmanager
 def rich_progress(description: str = "training") -> Iterator[Progress]:
-    """A progress callback that draws a rich progress bar of the training steps.
+    """A progress callback that draws a rich progress bar of the training steps on
+    stderr (nothing when ``TEXTROBUST_NO_PROGRESS=1``).
 
     >>> with rich_progress("cnn") as progress:                      # doctest: +SKIP
     ...     train_victim("cnn", out=path, progress=progress)
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    import os
 
-    bar = Progress(
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(), transient=False,
+        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=os.environ.get("TEXTROBUST_NO_PROGRESS", "") not in ("", "0"),
     )
     task = bar.add_task(description, total=None, info="")
     state = {"dev": ""}
@@ -316,8 +328,9 @@ def _prepare(
     if architecture.kind == "huggingface":
         from textrobust.zoo.minilm import MiniLMClassifier, MiniLMTokenizer, minilm_path
 
-        tokenizer = MiniLMTokenizer(minilm_path(model_config), model_config.max_length)  # type: ignore[attr-defined]
-        module = MiniLMClassifier(model_config, len(label_names), label_names)  # type: ignore[arg-type]
+        hf_config: Any = model_config
+        tokenizer = MiniLMTokenizer(minilm_path(hf_config), hf_config.max_length)
+        module = MiniLMClassifier(hf_config, len(label_names), label_names)
         return module, tokenizer, len(tokenizer.hf)
 
     from textrobust.zoo.vocab import WordVocab
@@ -334,7 +347,7 @@ def _prepare(
         words, matrix = source
         if len(words) != len(matrix):
             raise ConfigError(f"The 'vectors' parameter has {len(words)} words but {len(matrix)} vectors.")
-        dim = getattr(model_config, "embed_dim")
+        dim = int(model_config.model_dump()["embed_dim"])
         if matrix.shape[1] != dim:
             raise ConfigError(
                 f"The '{architecture.name}' model's embed_dim is {dim} but the initial vectors have "

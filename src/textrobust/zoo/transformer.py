@@ -8,6 +8,7 @@ return_attention=True)`` also returns the attention weights ``[B, layers, heads,
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import torch
 import torch.nn.functional as F
@@ -17,7 +18,7 @@ from torch import nn
 from textrobust.config import Config
 from textrobust.zoo.base import ZooModule, masked_mean
 
-__all__ = ["TransformerConfig", "TransformerClassifier"]
+__all__ = ["TransformerClassifier", "TransformerConfig"]
 
 
 class TransformerConfig(Config):
@@ -30,7 +31,7 @@ class TransformerConfig(Config):
     dropout: float = Field(0.1, ge=0.0, lt=1.0)
 
     @model_validator(mode="after")
-    def _heads_divide(self) -> "TransformerConfig":
+    def _heads_divide(self) -> TransformerConfig:
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
         return self
@@ -77,6 +78,16 @@ class TransformerClassifier(ZooModule):
         self.norm = nn.LayerNorm(config.d_model)
         self.dropout = nn.Dropout(config.dropout)
         self.out = nn.Linear(config.d_model, num_labels)
+
+    @overload
+    def forward_embedded(
+        self, embeddings: torch.Tensor, mask: torch.Tensor, return_attention: Literal[False] = False
+    ) -> torch.Tensor: ...
+
+    @overload
+    def forward_embedded(
+        self, embeddings: torch.Tensor, mask: torch.Tensor, return_attention: Literal[True]
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def forward_embedded(
         self, embeddings: torch.Tensor, mask: torch.Tensor, return_attention: bool = False

@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from textrobust.errors import ConfigError, VictimError
 from textrobust.text import Text
 from textrobust.victims.torch import Encoded
 
-__all__ = ["WordVocab", "PAD", "UNK"]
+__all__ = ["PAD", "UNK", "WordVocab"]
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -124,12 +125,16 @@ class WordVocab:
         return {"format": _FORMAT, "max_length": self.max_length, "words": self._words[2:]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> WordVocab:
-        if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(data.get("words"), list):
+    def from_dict(cls, data: dict[str, Any]) -> WordVocab:
+        words = data.get("words") if isinstance(data, dict) else None
+        max_length = data.get("max_length", 128) if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT or not isinstance(words, list):
             raise VictimError(
                 f"Not a word vocabulary: expected a JSON object with format '{_FORMAT}' and a 'words' list."
             )
-        return cls([str(w) for w in data["words"]], max_length=int(data.get("max_length", 128)))  # type: ignore[arg-type]
+        if isinstance(max_length, bool) or not isinstance(max_length, int):
+            raise VictimError(f"Not a word vocabulary: 'max_length' must be an int. Got {max_length!r}.")
+        return cls([str(w) for w in words], max_length=max_length)
 
     def save(self, path: Path) -> Path:
         path = Path(path)

@@ -22,7 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from textrobust.attack.candidates.embedding import EmbeddingNeighbours, VectorSpace, embedding_neighbours
+from textrobust.attack.candidates.embedding import (
+    EmbeddingNeighbours,
+    VectorSpace,
+    embedding_neighbours,
+)
 from textrobust.attack.candidates.fill_in import FillIn, FillInSource
 from textrobust.attack.candidates.inflection import inflect, match_case
 from textrobust.attack.candidates.protected import GENDER_PAIRS, ProtectedPairs

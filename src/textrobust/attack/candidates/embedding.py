@@ -119,7 +119,10 @@ def embedding_neighbours(
         if space is VectorSpace.GLOVE:
             vectors = WordVectors.from_glove(vocab_size)
         else:
-            from textrobust.embeddings.counterfit import CounterFitSettings, counterfitted_vectors
+            from textrobust.embeddings.counterfit import (
+                CounterFitSettings,
+                counterfitted_vectors,
+            )
 
             vectors = counterfitted_vectors(CounterFitSettings(vocab_size=vocab_size))
     return EmbeddingNeighbours(vectors, k, max_cos_distance=max_cos_distance, l2_radius=l2_radius)

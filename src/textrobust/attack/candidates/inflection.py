@@ -13,7 +13,7 @@ from functools import lru_cache
 from textrobust.errors import MissingDependencyError
 from textrobust.text import WORD_PATTERN
 
-__all__ = ["inflect", "match_case", "is_word", "INFLECTED_TAGS", "BASE_TAGS"]
+__all__ = ["BASE_TAGS", "INFLECTED_TAGS", "inflect", "is_word", "lemmatize", "match_case"]
 
 #: Penn Treebank tags whose form differs from the lemma; lemminflect inflects to them.
 INFLECTED_TAGS = frozenset({"NNS", "VBD", "VBG", "VBN", "VBZ", "JJR", "JJS", "RBR", "RBS"})
@@ -50,14 +50,47 @@ def match_case(original: str, candidate: str) -> str:
 def inflect(lemma: str, tag: str) -> str | None:
     """``lemma`` inflected to the Penn Treebank ``tag``, or None when it cannot be.
 
-    Base-form tags (NN, VB, VBP, JJ, RB) and tags that do not inflect return the lemma.
+    Base-form tags (NN, VB, VBP, JJ, RB) and tags that do not inflect return the lemma,
+    and so does NNS for a lemma that is already plural.
 
     >>> inflect("movie", "NNS"), inflect("hate", "VBD"), inflect("inexpensive", "JJR")
     ('movies', 'hated', None)
     """
     if tag not in INFLECTED_TAGS:
         return lemma
+    if tag == "NNS" and _lemmatize(lemma, "NOUN") != lemma:
+        return lemma  # WordNet has plural lemmas ("humans", "men"): no "humanses"
     return _inflect(lemma, tag)
+
+
+#: WordNet POS -> the universal POS lemminflect expects.
+_LEMMA_UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
+
+
+def lemmatize(word: str, tag: str, pos: str) -> str:
+    """The lemma of ``word`` (lower case) tagged ``tag`` (PTB) with WordNet POS ``pos``.
+
+    Words with a base-form tag are their own lemma; inflected ones go through lemminflect
+    ("men" -> "man", "hated" -> "hate", "saddest" -> "sad"), falling back to the word.
+
+    >>> lemmatize("hated", "VBD", "v"), lemmatize("data", "NN", "n")
+    ('hate', 'data')
+    """
+    if tag not in INFLECTED_TAGS or pos not in _LEMMA_UPOS:
+        return word
+    return _lemmatize(word, _LEMMA_UPOS[pos])
+
+
+@lru_cache(maxsize=65536)
+def _lemmatize(word: str, upos: str) -> str:
+    try:
+        from lemminflect import getLemma
+    except ImportError:
+        raise MissingDependencyError(
+            "lemminflect", "Lemmatising words for WordNet", "pip install lemminflect"
+        ) from None
+    lemmas = getLemma(word, upos=upos)
+    return lemmas[0] if lemmas else word
 
 
 @lru_cache(maxsize=65536)

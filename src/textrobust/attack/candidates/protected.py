@@ -17,7 +17,7 @@ from textrobust.attack.problem import Substitution
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
-__all__ = ["ProtectedPairs", "GENDER_PAIRS"]
+__all__ = ["GENDER_PAIRS", "ProtectedPairs"]
 
 #: Gendered word pairs (male, female), after Zhao et al. (2018)'s lists.
 GENDER_PAIRS: tuple[tuple[str, str], ...] = (

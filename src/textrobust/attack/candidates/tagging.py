@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
-__all__ = ["PosTag", "Tagger", "SpacyTagger"]
+__all__ = ["PosTag", "SpacyTagger", "Tagger"]
 
 # Punctuation in a gap becomes tokens: runs of one repeated character ("...", "--", "!!").
 _GAP_TOKEN = re.compile(r"(\S)\1*")

@@ -2,7 +2,8 @@
 
 For each requested word the text is POS-tagged (spaCy, once per text and cached), the tag
 is mapped to a WordNet POS (nouns, verbs, adjectives, adverbs; every other word, proper
-nouns and auxiliaries included, gets no candidates), the lexicon gives base-form lemmas,
+nouns and auxiliaries included, gets no candidates), the word is lemmatised (lemminflect),
+the lexicon gives the lemma's base-form synonyms or antonyms,
 and each lemma is inflected back to the word's Penn Treebank tag with lemminflect
 ("films" -> "movies", "loved" -> "hated") and put in the word's case. Only single-word
 lemmas are kept (no "moving_picture"); the original word is never proposed; candidates
@@ -21,21 +22,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from textrobust.attack.candidates.inflection import inflect, is_word, match_case
+from textrobust.attack.candidates.inflection import (
+    inflect,
+    is_word,
+    lemmatize,
+    match_case,
+)
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
 from textrobust.attack.problem import Substitution
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
 __all__ = [
-    "Lexicon",
-    "WordNetLexicon",
-    "DictLexicon",
-    "WordNetSynonyms",
-    "WordNetAntonyms",
-    "wordnet_pos",
-    "UPOS_TO_WORDNET",
     "PTB_TO_WORDNET",
+    "UPOS_TO_WORDNET",
+    "DictLexicon",
+    "Lexicon",
+    "WordNetAntonyms",
+    "WordNetLexicon",
+    "WordNetSynonyms",
+    "wordnet_pos",
 ]
 
 #: Universal POS -> WordNet POS. PROPN, AUX, DET, ... have none.
@@ -58,7 +64,10 @@ def wordnet_pos(tag: PosTag) -> str | None:
 
 @runtime_checkable
 class Lexicon(Protocol):
-    """Base-form synonyms and antonyms of a (lower-case, possibly inflected) word."""
+    """Base-form synonyms and antonyms of a lower-case lemma with a WordNet POS.
+
+    The sources pass the word's lemma ("hate" for "hated"), and inflect the answers back.
+    """
 
     def synonyms(self, word: str, pos: str) -> Sequence[str]: ...
 
@@ -207,8 +216,14 @@ class _LexiconSource:
         pos = wordnet_pos(tag)
         if pos is None:
             return ()
+        # Ask the lexicon about the lemma, not the surface form: WordNet's own morphology
+        # also finds other stems ("hated" -> "hat") and plural lemmas ("men" -> "workforce,
+        # men, hands"), which then inflect to nonsense ("hatted", "handses").
+        base = lemmatize(word, tag.tag, pos)
         forms: dict[str, None] = {}
-        for lemma in self._lemmas(word, pos):
+        for lemma in self._lemmas(base, pos):
+            if lemma == base:
+                continue
             form = inflect(lemma, tag.tag)
             if form is not None and form != word and is_word(form):
                 forms.setdefault(form)

@@ -40,9 +40,9 @@ from textrobust.errors import ConfigError
 from textrobust.registry import Registry
 
 __all__ = [
+    "CONSTRAINTS",
     "BERTScoreConstraint",
     "BERTScoreConstraintConfig",
-    "CONSTRAINTS",
     "CompareTo",
     "FrozenColumns",
     "FrozenColumnsConfig",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from textrobust.attack.constraints.base import Configured
+from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo, check_lengths, reference_text
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
@@ -31,13 +31,15 @@ class WordEmbeddingDistanceConfig(Config):
         return self
 
 
-class WordEmbeddingDistance(Configured):
+class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
     """Accept a proposal when ``cos(v(reference word), v(new word)) >= min_cos`` and/or
     ``||v(reference word) - v(new word)|| <= max_l2``.
 
     ``vectors``: any object with ``index: dict[str, int]`` and ``matrix [V, d]`` (e.g.
-    :class:`textrobust.embeddings.WordVectors`); None means GloVe 6B 50d with unit rows,
-    loaded on first use. The cosine is computed from the rows as given (normalised here),
+    :class:`textrobust.embeddings.WordVectors`); None means GloVe 6B 50d (100k most
+    frequent words), loaded on first use. GloVe puts antonyms as close as synonyms
+    (good~bad 0.80): TextAttack uses counter-fitted vectors here, so recipes should pass
+    ``textrobust.embeddings.counterfitted_vectors()``. The cosine is computed from the rows as given (normalised here),
     the L2 distance on the rows as given (for unit rows, ``l2 = sqrt(2 - 2 cos)``). With
     neither bound given, ``min_cos=0.5``. Words are looked up as written, then lower-cased.
     A word missing from the vectors is rejected unless ``accept_unknown`` (TextAttack's
@@ -58,7 +60,10 @@ class WordEmbeddingDistance(Configured):
         if min_cos is None and max_l2 is None:
             min_cos = 0.5
         self.config = WordEmbeddingDistanceConfig(
-            min_cos=min_cos, max_l2=max_l2, accept_unknown=accept_unknown, compare_to=compare_to
+            min_cos=min_cos,
+            max_l2=max_l2,
+            accept_unknown=accept_unknown,
+            compare_to=parse_enum(CompareTo, compare_to, "compare_to", "WordEmbeddingDistance"),
         )
         self._vectors = vectors
         self._cache: LRUCache[tuple[str, str], tuple[float, float]] = LRUCache(cache_size)

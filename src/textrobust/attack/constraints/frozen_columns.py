@@ -15,7 +15,7 @@ class FrozenColumnsConfig(Config):
     columns: tuple[str, ...] = ()
 
 
-class FrozenColumns(Configured):
+class FrozenColumns(Configured[FrozenColumnsConfig]):
     """No edit of a frozen position (``text.frozen`` of the original or the current text),
     nor of any word in the named ``columns`` (e.g. ``("premise",)``).
 

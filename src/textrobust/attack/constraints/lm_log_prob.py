@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from textrobust.attack.constraints.base import Configured
+from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo, window_pairs
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
@@ -23,7 +23,7 @@ class LMLogProbDropConfig(Config):
     compare_to: CompareTo = CompareTo.ORIGINAL
 
 
-class LMLogProbDrop(Configured):
+class LMLogProbDrop(Configured[LMLogProbDropConfig]):
     """Reject a proposal when ``log P(reference window) - log P(proposal window) > max_drop``
     (natural log) under a causal LM.
 
@@ -34,7 +34,11 @@ class LMLogProbDrop(Configured):
     first token handles words of several tokens and also charges a word for how badly the
     words after it then fit. TextAttack's ``GPT2`` / ``LearningToWriteLanguageModel``
     constraints compare the word's probability given the words before it; Kuleshov et al.
-    (2018) use ``max_log_prob_diff=2.0``, the default here.
+    (2018) use ``max_log_prob_diff=2.0``, the default here. Measured with Gemma 3 270M,
+    window 5, in "I watched the film last night and loved every minute of it.": film->movie
+    -0.96, night->week 0.84, loved->enjoyed 0.88 (kept); loved->hated 4.3, night->evening
+    4.8, loved->adored 7.0, film->picture 10.1, film->banana 15.8 (rejected). Whole-window
+    scores are strict: an unusual but valid word also pays for its right context.
 
     ``lm``: a :class:`textrobust.lm.CausalLM` (None: Gemma 3 270M, loaded on first use).
     All windows of a batch go through the LM together, padded, and it caches each window
@@ -49,7 +53,11 @@ class LMLogProbDrop(Configured):
         window: int | None = 5,
         compare_to: CompareTo | str = CompareTo.ORIGINAL,
     ) -> None:
-        self.config = LMLogProbDropConfig(max_drop=max_drop, window=window, compare_to=compare_to)
+        self.config = LMLogProbDropConfig(
+            max_drop=max_drop,
+            window=window,
+            compare_to=parse_enum(CompareTo, compare_to, "compare_to", "LMLogProbDrop"),
+        )
         self._lm = lm
 
     def _collaborators(self) -> dict[str, Any]:

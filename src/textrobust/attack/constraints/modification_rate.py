@@ -18,7 +18,7 @@ class MaxModificationRateConfig(Config):
     min_words: int = Field(default=1, ge=0)
 
 
-class MaxModificationRate(Configured):
+class MaxModificationRate(Configured[MaxModificationRateConfig]):
     """Stop editing once ``cap`` words differ from the original.
 
     The exact rule: ``cap = max(ceil(rate * n), min_words)`` with ``n`` the number of

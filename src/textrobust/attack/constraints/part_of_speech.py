@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from textrobust.attack.constraints.base import Configured
+from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo, check_lengths, reference_text, window_segment
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
@@ -42,7 +42,7 @@ class PartOfSpeechConfig(Config):
     batch_size: int = Field(default=64, ge=1)
 
 
-class PartOfSpeech(Configured):
+class PartOfSpeech(Configured[PartOfSpeechConfig]):
     """Accept a proposal when spaCy tags the new word, in its context, as it tags the
     reference word in the reference text.
 
@@ -68,10 +68,10 @@ class PartOfSpeech(Configured):
         cache_size: int | None = 100_000,
     ) -> None:
         self.config = PartOfSpeechConfig(
-            tagset=tagset,
+            tagset=parse_enum(Tagset, tagset, "tagset", "PartOfSpeech"),
             allow_noun_verb_swap=allow_noun_verb_swap,
             window=window,
-            compare_to=compare_to,
+            compare_to=parse_enum(CompareTo, compare_to, "compare_to", "PartOfSpeech"),
             batch_size=batch_size,
         )
         self._nlp = nlp

@@ -13,7 +13,7 @@ class RepeatModificationConfig(Config):
     pass
 
 
-class RepeatModification(Configured):
+class RepeatModification(Configured[RepeatModificationConfig]):
     """No edit of a position whose word already differs from the original.
 
     Departs from TextAttack's ``RepeatModification``, which remembers every position ever

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textrobust.attack.constraints.base import Configured
+from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo
 from textrobust.config import Config
 from textrobust.errors import ConfigError
@@ -19,7 +19,7 @@ class StopWordsConfig(Config):
     compare_to: CompareTo = CompareTo.ORIGINAL
 
 
-class StopWords(Configured):
+class StopWords(Configured[StopWordsConfig]):
     """No edit of a position holding a stop word.
 
     ``words``: the list (default :func:`textrobust.assets.stop_words`, the project's 407
@@ -45,7 +45,11 @@ class StopWords(Configured):
         if isinstance(words, str):
             raise ConfigError("The 'words' parameter of StopWords must be a collection of words, not one string.")
         words = frozenset(words) if case_sensitive else frozenset(w.lower() for w in words)
-        self.config = StopWordsConfig(words=words, case_sensitive=case_sensitive, compare_to=compare_to)
+        self.config = StopWordsConfig(
+            words=words,
+            case_sensitive=case_sensitive,
+            compare_to=parse_enum(CompareTo, compare_to, "compare_to", "StopWords"),
+        )
 
     def allowed(self, original: Text, current: Text, positions: frozenset[int]) -> frozenset[int]:
         text = original if self.config.compare_to is CompareTo.ORIGINAL else current

@@ -23,7 +23,7 @@ from textrobust.config import Config
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.text import Text
 
-__all__ = ["BaseSearch", "Run", "best_index", "admissible", "seeded_rng"]
+__all__ = ["BaseSearch", "Run", "admissible", "best_index", "seeded_rng"]
 
 
 def best_index(success: np.ndarray, scores: np.ndarray) -> int:
@@ -66,21 +66,24 @@ class Run:
         """The goal's verdict on ``texts`` (aligned with them). ``track=False`` for texts
         that are not candidate answers (leave-one-out ranking texts)."""
         texts = list(texts)
+        keys = [t.key for t in texts]  # rendering a key is the costly part: once per text
         unique: dict[tuple[str, ...], int] = {}
-        for text in texts:
-            unique.setdefault(text.key, len(unique))
-        distinct = list({t.key: t for t in texts}.values())
+        distinct: list[Text] = []
+        for text, key in zip(texts, keys):
+            if key not in unique:
+                unique[key] = len(distinct)
+                distinct.append(text)
         try:
             found = self.problem.evaluate(distinct)
         except QueryBudgetExceeded as refused:
             room = refused.budget - refused.used
-            if 0 < room < len(distinct):  # each text costs at most one query: a prefix fits
+            if track and 0 < room < len(distinct):  # each text costs at most one query: a prefix fits
                 part = distinct[:room]
                 partial = self.problem.evaluate(part)
                 if track:
                     self._offer(part, partial)
             raise
-        index = np.fromiter((unique[t.key] for t in texts), dtype=np.int64, count=len(texts))
+        index = np.fromiter((unique[k] for k in keys), dtype=np.int64, count=len(texts))
         outputs = None if found.outputs is None else np.asarray(found.outputs)[index]
         evaluation = Evaluation(
             np.asarray(found.scores, dtype=np.float64)[index],

@@ -18,9 +18,14 @@ from typing import Any
 
 from pydantic import field_validator
 
-from textrobust.attack.problem import Problem, Proposal
+from textrobust.attack.problem import Problem
 from textrobust.attack.searches.base import BaseSearch, Run, best_index, seeded_rng
-from textrobust.attack.searches.ranking import QUERY_FREE, Ranking, WordImportance, rank_positions
+from textrobust.attack.searches.ranking import (
+    QUERY_FREE,
+    Ranking,
+    WordImportance,
+    rank_positions,
+)
 from textrobust.config import Config
 from textrobust.text import WORD_PATTERN, Text
 
@@ -59,19 +64,17 @@ class GreedySearch(BaseSearch):
     def _prepare(self, start: Text, problem: Problem) -> Any:
         if self.config.ranking not in QUERY_FREE:
             return None
-        initial = _by_position(problem.neighbours(start))  # fail fast (gradients) before any query
-        return initial, self._rank(start, problem, initial, None)
+        return self._rank(start, problem, None)  # fail fast (gradients) before any query
 
     def _search(self, start: Text, problem: Problem, run: Run, prepared: Any) -> None:
-        if prepared is None:
-            initial = _by_position(problem.neighbours(start))
-            ranking = self._rank(start, problem, initial, run)
-        else:
-            initial, ranking = prepared
+        # Positions are ranked by the source's raw candidates; the (possibly expensive)
+        # candidate constraints run lazily, one position at a time, so an early success
+        # never pays for filtering the candidates of positions it does not reach.
+        ranking = self._rank(start, problem, run) if prepared is None else prepared
         run.note("ranked", len(ranking.positions))
         current, score = start, run.score
         for position in ranking.positions:
-            proposals = initial[position] if current == start else problem.neighbours(current, [position])
+            proposals = problem.neighbours(current, [position])
             if not proposals:
                 continue
             found = run.evaluate([p.text for p in proposals])
@@ -83,23 +86,13 @@ class GreedySearch(BaseSearch):
                 current, score = proposals[i].text, float(found.scores[i])
                 run.note("kept", score)
 
-    def _rank(
-        self, start: Text, problem: Problem, initial: dict[int, list[Proposal]], run: Run | None
-    ) -> WordImportance:
-        positions = [p for p in problem.positions(start) if initial.get(p)]
+    def _rank(self, start: Text, problem: Problem, run: Run | None) -> WordImportance:
         return rank_positions(
             start,
             problem,
-            positions,
+            list(problem.candidate_positions(start)),
             self.config.ranking,
             unk_token=self.config.unk_token,
             rng=seeded_rng(self.config.seed, start),
             evaluate=None if run is None else (lambda texts: run.evaluate(texts, track=False)),
         )
-
-
-def _by_position(proposals: list[Proposal]) -> dict[int, list[Proposal]]:
-    grouped: dict[int, list[Proposal]] = {}
-    for proposal in proposals:
-        grouped.setdefault(proposal.position, []).append(proposal)
-    return grouped

@@ -136,11 +136,10 @@ class ParticleSwarmSearch(BaseSearch):
                 moved, moved_scores = perturb([swarm[k] for k in mutate], scores[mutate], run, weights, rng)
                 if run.success:
                     return
-                for j, k in enumerate(mutate):
-                    swarm[k], scores[k] = moved[j], moved_scores[j]
-            better = scores > local_scores
-            for k in np.flatnonzero(better):
-                local[k], local_scores[k] = swarm[k], scores[k]
+                for j, m in enumerate(mutate.tolist()):
+                    swarm[m], scores[m] = moved[j], moved_scores[j]
+            for m in np.flatnonzero(scores > local_scores).tolist():
+                local[m], local_scores[m] = swarm[m], scores[m]
             top = int(np.argmax(scores))
             if scores[top] > elite_score:
                 elite, elite_score = swarm[top], float(scores[top])

@@ -26,7 +26,7 @@ from textrobust.attack.problem import Evaluation, Problem
 from textrobust.errors import ConfigError
 from textrobust.text import WORD_PATTERN, Text
 
-__all__ = ["Ranking", "WordImportance", "rank_positions", "QUERY_FREE"]
+__all__ = ["QUERY_FREE", "Ranking", "WordImportance", "rank_positions"]
 
 
 class Ranking(StrEnum):

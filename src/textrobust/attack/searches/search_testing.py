@@ -40,12 +40,12 @@ from textrobust.victims.query import Budget, QueryLayer
 
 __all__ = [
     "DictSource",
-    "RecordingGoal",
     "FakeProblem",
+    "RecordingGoal",
     "SearchContractError",
-    "default_fake_problem",
     "check_outcome",
     "check_search",
+    "default_fake_problem",
 ]
 
 

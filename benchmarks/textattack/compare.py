@@ -1,0 +1,244 @@
+"""One command: textrobust against TextAttack 0.3.11, same victim, examples, candidates,
+constraints and search; writes benchmarks/results/textattack.md.
+
+    python benchmarks/textattack/compare.py --n 50            # project environment
+
+Steps: build TextAttack's venv if needed (``setup.sh``), write the shared inputs
+(``prepare.py``), then for each search run TextAttack's side (in its venv) and ours (here)
+one after the other on the same examples, optionally profile ours (``--profile``, a
+separate run that does not feed the table), and write the side-by-side report. The
+report embeds ``analysis.md`` (hand-written reading of the latest run) when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+
+TARGET_SPEEDUP = 3.0
+TARGET_OVERHEAD = 0.15
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(shlex.quote(c) for c in cmd), flush=True)
+    subprocess.run(cmd, check=True, env=env)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(common.OFFLINE_ENV)
+    return env
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _agreement(ta: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    same = sum(1 for k, v in ta["candidates"].items() if ours["candidates"].get(k) == v)
+    ta_status = {r["id"]: r["status"] for r in ta["records"]}
+    both = sum(1 for r in ours["records"] if ta_status.get(r["id"]) == r["status"])
+    only_ours = sum(1 for r in ours["records"] if r["status"] == "succeeded" and ta_status.get(r["id"]) == "failed")
+    only_ta = sum(1 for r in ours["records"] if r["status"] == "failed" and ta_status.get(r["id"]) == "succeeded")
+    differing = [k for k, v in ta["candidates"].items() if ours["candidates"].get(k) != v]
+    return {
+        "candidate_sets_equal": same,
+        "examples": len(ta["candidates"]),
+        "differing": differing[:5],
+        "candidates_total": sum(len(v) for v in ta["candidates"].values()),
+        "status_equal": both,
+        "only_ours": only_ours,
+        "only_ta": only_ta,
+    }
+
+
+def _table(ta: dict[str, Any], ours: dict[str, Any]) -> list[str]:
+    a, b = ta["summary"], ours["summary"]
+
+    def ratio(x: float, y: float) -> str:
+        return f"{y / x:.2f}x" if x and not math.isnan(x) and not math.isnan(y) else "n/a"
+
+    rows = [
+        ("examples / second", a["examples_per_second"], b["examples_per_second"], ratio(a["examples_per_second"], b["examples_per_second"]), 3),
+        ("wall seconds", a["wall_seconds"], b["wall_seconds"], "", 1),
+        ("attacked (not skipped)", a["attacked"], b["attacked"], "", 0),
+        ("success rate", a["success_rate"], b["success_rate"], "", 3),
+        ("queries / attacked example (each side's own count)", a["queries_per_example"], b["queries_per_example"], ratio(a["queries_per_example"], b["queries_per_example"]), 1),
+        ("texts sent to the victim / attacked example", a["model_texts_per_example"], b["model_texts_per_example"], ratio(a["model_texts_per_example"], b["model_texts_per_example"]), 1),
+        ("words perturbed (successes)", a["perturbed_words"], b["perturbed_words"], "", 2),
+        ("share of words perturbed (successes)", a["perturbed_share"], b["perturbed_share"], "", 3),
+        ("seconds in the victim's forward pass", a["forward_seconds"], b["forward_seconds"], "", 1),
+        ("share of wall time outside the forward pass", a["overhead_share"], b["overhead_share"], "", 3),
+    ]
+    out = ["| | TextAttack 0.3.11 | textrobust | textrobust / TextAttack |", "| --- | ---: | ---: | ---: |"]
+    for name, x, y, r, d in rows:
+        out.append(f"| {name} | {_fmt(x, d)} | {_fmt(y, d)} | {r} |")
+    return out
+
+
+def _verdict(ta: dict[str, Any], ours: dict[str, Any]) -> str:
+    a, b = ta["summary"], ours["summary"]
+    speed = b["examples_per_second"] / a["examples_per_second"]
+    checks = [
+        f"speed {speed:.2f}x (target >= {TARGET_SPEEDUP:.0f}x): {'met' if speed >= TARGET_SPEEDUP else 'MISSED'}",
+        f"success {b['success_rate']:.3f} vs {a['success_rate']:.3f} (target: equal or better): "
+        f"{'met' if b['success_rate'] >= a['success_rate'] - 1e-9 else 'MISSED'}",
+        f"overhead {b['overhead_share']:.1%} (target < {TARGET_OVERHEAD:.0%}): "
+        f"{'met' if b['overhead_share'] < TARGET_OVERHEAD else 'MISSED'}",
+    ]
+    return "; ".join(checks)
+
+
+def _profile_excerpt(profile: str | None, lines: int = 45) -> list[str]:
+    if not profile:
+        return []
+    kept = [line.rstrip() for line in profile.splitlines() if line.strip()]
+    return kept[:lines]
+
+
+def write_report(args: argparse.Namespace, command: str, build_seconds: float | None) -> Path:
+    inputs = common.read_json(args.work / "inputs.json")
+    lines = [
+        "# textrobust vs TextAttack 0.3.11",
+        "",
+        f"Produced by `{command}` on {dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, one run, both sides "
+        "one after the other on the same machine.",
+        "",
+    ]
+    machine = None
+    sections: list[str] = []
+    for search in args.searches:
+        ta = common.read_json(args.work / f"textattack-{search}.json")
+        ours = common.read_json(args.work / f"ours-{search}.json")
+        machine = machine or ours["machine"]
+        agree = _agreement(ta, ours)
+        settings = ours["settings"]
+        sections += [
+            f"## {search}",
+            "",
+            "Settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()) + ".",
+            "",
+            *_table(ta, ours),
+            "",
+            f"Targets: {_verdict(ta, ours)}.",
+            "",
+            f"Same search space: the candidate sets (position, word) of the start texts after the "
+            f"constraints are identical on {agree['candidate_sets_equal']} of {agree['examples']} examples "
+            f"({agree['candidates_total']} candidates on TextAttack's side)"
+            + (f"; differing: {', '.join(agree['differing'])}" if agree["differing"] else "")
+            + f". Same outcome on {agree['status_equal']} of {agree['examples']} examples "
+            f"(succeeded only here: {agree['only_ours']}, only in TextAttack: {agree['only_ta']}). "
+            f"Load average at the end of each side: TextAttack {ta['machine']['loadavg_1m']}, "
+            f"textrobust {ours['machine']['loadavg_1m']}.",
+            "",
+            "<details><summary>Pipelines</summary>",
+            "",
+            "```",
+            ta["attack"],
+            "```",
+            "",
+            "```",
+            ours["attack"],
+            "```",
+            "",
+            "</details>",
+            "",
+        ]
+        profile_file = args.work / f"ours-{search}-profile.json"
+        if profile_file.exists():
+            prof = common.read_json(profile_file)
+            sections += [
+                f"<details><summary>cProfile of textrobust's side ({search}; separate run, "
+                f"{prof['summary']['wall_seconds']:.1f} s under the profiler)</summary>",
+                "",
+                "```",
+                *_profile_excerpt(prof.get("profile"), 70),
+                "```",
+                "",
+                "</details>",
+                "",
+            ]
+    if machine is None:
+        raise SystemExit("no search was run: nothing to report")
+    lines += [
+        f"- machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}, no GPU; "
+        f"torch threads {inputs['torch_threads']} on both sides",
+        f"- victim: `{inputs['victim']}` (the project's own model, loaded by `textrobust.zoo.load_victim`; "
+        "TextAttack calls it through a `ModelWrapper` that runs `victim.probabilities`)",
+        f"- data: {inputs['dataset']}, the first {len(inputs['examples'])} examples that both libraries split "
+        f"into the same words ({inputs['passed_over']} passed over)",
+        f"- vectors: {inputs['vectors']} ({inputs['space']}); TextAttack gets the same unit vectors "
+        f"({inputs['vocab']} words) and, as its `nn_matrix`, the project's candidate lists",
+        "- stop words: the project's list (407 words) on both sides; no POS, sentence-encoder or LM "
+        "constraint (TextAttack's would download models)",
+        "- both sides batch the victim 64 texts at a time and cache its answers; no query budget",
+    ]
+    if build_seconds is not None:
+        lines.append(f"- TextAttack's venv was (re)built in this run in {build_seconds:.0f} s")
+    lines += ["", *sections]
+    notes = common.HERE / "analysis.md"
+    if notes.exists():
+        lines += [notes.read_text(encoding="utf-8").rstrip(), ""]
+    common.RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    common.RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return common.RESULTS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=50)
+    parser.add_argument("--searches", nargs="+", default=["greedy", "genetic"], choices=sorted(common.SETTINGS))
+    parser.add_argument("--victim", type=Path, default=None)
+    parser.add_argument("--space", choices=["counterfitted", "glove"], default="counterfitted")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads on both sides (see analysis.md)")
+    parser.add_argument("--profile", action="store_true", help="also profile our side (separate runs)")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the report from the last run")
+    parser.add_argument("--work", type=Path, default=common.WORK)
+    args = parser.parse_args(argv)
+    command = "python benchmarks/textattack/compare.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+
+    build_seconds = None
+    if not args.report_only:
+        here = common.HERE
+        ta_python = str(common.VENV / "bin" / "python")
+        if not (common.VENV / ".textattack-ready").exists():
+            start = time.perf_counter()
+            _run(["bash", str(here / "setup.sh")])
+            build_seconds = time.perf_counter() - start
+        env = _env()
+        prep = [sys.executable, str(here / "prepare.py"), "--n", str(args.n), "--space", args.space,
+                "--threads", str(args.threads), "--work", str(args.work)]
+        if args.victim is not None:
+            prep += ["--victim", str(args.victim)]
+        _run(prep, env)
+        for search in args.searches:  # no stale output of an earlier run may reach the report
+            for old in args.work.glob(f"*-{search}*.json"):
+                old.unlink()
+        for search in args.searches:
+            _run([ta_python, str(here / "run_textattack.py"), "--search", search, "--work", str(args.work)], env)
+            _run([sys.executable, str(here / "run_ours.py"), "--search", search, "--work", str(args.work)], env)
+            if args.profile:
+                _run([sys.executable, str(here / "run_ours.py"), "--search", search, "--work", str(args.work),
+                      "--profile"], env)
+    print("wrote", write_report(args, command, build_seconds))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
