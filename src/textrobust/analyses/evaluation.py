@@ -115,15 +115,14 @@ def evaluate(
     for offset in range(0, len(todo), batch_size):
         chunk = todo[offset : offset + batch_size]
         t0 = time.perf_counter()
-        q0 = layer.queries
         probs = layer.probabilities([e.text for _, e in chunk])
         share = (time.perf_counter() - t0) / len(chunk)
-        queries = (layer.queries - q0) / len(chunk)
+        # queries are counted per batch (in the summary), not per example
         for (position, example), row in zip(chunk, probs):
             record = EvaluationRecord(example.id, example.label, int(row.argmax()), tuple(float(p) for p in row))
             fresh.append(record)
             if run is not None:
-                run.record(example.id, record.to_payload(), position=position, seconds=share, queries=queries)
+                run.record(example.id, record.to_payload(), position=position, seconds=share)
         finished += len(chunk)
         if on_progress:
             on_progress(finished, len(dataset))

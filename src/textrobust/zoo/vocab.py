@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -104,20 +105,20 @@ class WordVocab:
         get = self._ids.get
         limit = self.max_length
         rows = [[get(w.lower(), 1) for w in t.words[:limit]] for t in texts]
-        width = max((len(r) for r in rows), default=0) or 1
         n = len(rows)
-        ids = np.zeros((n, width), dtype=np.int64)
-        word_index = np.full((n, width), -1, dtype=np.int64)
-        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
-        for i, row in enumerate(rows):
-            if row:
-                ids[i, : len(row)] = row
-            else:
-                ids[i, 0] = 1  # an empty text is one <unk> token that stands for no word
-        positions = np.arange(width)
-        mask = positions[None, :] < np.maximum(lengths, 1)[:, None]
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+        width = max(int(lengths.max()) if n else 0, 1)
+        positions = np.arange(width, dtype=np.int64)
         real = positions[None, :] < lengths[:, None]
-        word_index[real] = np.broadcast_to(positions, (n, width))[real]
+        ids = np.zeros((n, width), dtype=np.int64)
+        ids[real] = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+        word_index = np.where(real, positions[None, :], -1)
+        mask = real
+        empty = lengths == 0
+        if empty.any():  # an empty text is one <unk> token that stands for no word
+            ids[empty, 0] = 1
+            mask = real.copy()
+            mask[empty, 0] = True
         return Encoded(ids, mask, word_index)
 
     # ---- persistence -----------------------------------------------------------------

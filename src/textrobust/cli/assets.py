@@ -1,0 +1,59 @@
+"""``textrobust assets``: list the offline assets, or prepare them (the install step)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from textrobust.cli.common import console, fail, human_size
+from textrobust.errors import TextRobustError
+
+assets_app = typer.Typer(help="List the offline assets, or prepare them (install step).",
+                         invoke_without_command=True, no_args_is_help=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(assets_app, name="assets")
+
+
+@assets_app.callback()
+def assets(ctx: typer.Context) -> None:
+    """List each asset, where it was found, its size and status."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from textrobust.assets import status
+
+    table = Table(title="textrobust assets")
+    for col in ("asset", "status", "source", "size", "path / how to fix"):
+        table.add_column(col, overflow="fold")
+    missing = 0
+    for s in status():
+        missing += not s.found
+        mark = "[green]found[/]" if s.found else "[red]missing[/]"
+        where = s.path if s.found else s.detail
+        table.add_row(s.name, mark, s.source or "-", human_size(s.size_bytes), str(where or ""))
+    console.print(table)
+    if missing:
+        console.print(f"{missing} asset(s) missing: run `textrobust assets prepare` (install step).")
+
+
+@assets_app.command("prepare")
+def assets_prepare(
+    names: Annotated[Optional[list[str]], typer.Argument(help="Assets to prepare (default: all).")] = None,
+    force: Annotated[bool, typer.Option(help="Redo preparation even where the asset is found.")] = False,
+) -> None:
+    """Prepare asset caches (the install step): WordNet layout, bundled data, Gemma float32."""
+    from textrobust.assets import prepare
+
+    try:
+        results = prepare(names or None, log=lambda m: console.print(m, highlight=False), force=force)
+    except TextRobustError as exc:
+        fail(exc)
+        return
+    bad = [r for r in results if not r.found]
+    for r in bad:
+        console.print(f"[yellow]not available after prepare:[/] {r.name}: {r.detail}", highlight=False)
+    if names and bad:  # an asset asked for by name must be there
+        raise typer.Exit(code=1)

@@ -1,0 +1,49 @@
+"""``textrobust train``: train a victim of the zoo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.table import Table
+
+from textrobust.cli.common import console, fail
+from textrobust.errors import TextRobustError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
+
+
+def train(
+    arch: Annotated[str, typer.Argument(help="Architecture from the zoo (see `textrobust list`).")],
+    data: Annotated[str, typer.Option(help="Bundled data set to train on.")] = "rotten_tomatoes",
+    out: Annotated[Optional[Path], typer.Option(help="Victim folder (default: the cache's victims/<arch>).")] = None,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    epochs: Annotated[Optional[int], typer.Option(help="Epochs (default: the architecture's).")] = None,
+) -> None:
+    """Train a victim of the zoo and save it (safetensors + JSON config + model card)."""
+    from textrobust.zoo import ZOO, train_victim
+
+    if arch not in ZOO:
+        fail(TextRobustError(f"Unknown architecture '{arch}'. Known: {', '.join(ZOO.names())}."))
+    try:
+        trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs)
+    except TextRobustError as exc:
+        fail(exc)
+        return
+    _print_card(trained.card, trained.path)
+
+
+def _print_card(card: dict[str, Any], path: Path) -> None:
+    table = Table(title=f"victim {card.get('architecture', '')} ({path})")
+    table.add_column("field")
+    table.add_column("value", overflow="fold")
+    for key in ("architecture", "dataset", "parameters", "train_seconds", "dev_accuracy", "test_accuracy", "seed"):
+        if key in card:
+            value = card[key]
+            if isinstance(value, float):
+                value = f"{value:.4f}"
+            table.add_row(key, str(value))
+    console.print(table)
