@@ -52,6 +52,11 @@ OFFLINE_ENV = {
     "HF_DATASETS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "TA_CACHE_DIR": str(TA_CACHE),
+    # one thread for every numerical library: on a shared 2-core machine more threads
+    # oversubscribe the cores and the forward pass times swing by several x
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
     "NLTK_DATA": os.pathsep.join([str(NLTK_DATA), str(SHARED_NLTK)]),
 }
 
@@ -151,6 +156,7 @@ def summarise(records: list[dict[str, Any]], wall: float, cpu: float = math.nan)
     attacked = [r for r in records if r["status"] != "skipped"]
     won = [r for r in attacked if r["status"] == "succeeded"]
     forward = sum(r.get("forward_seconds", 0.0) for r in records)
+    forward_cpu = sum(r.get("forward_cpu_seconds", 0.0) for r in records)
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else math.nan
@@ -172,4 +178,6 @@ def summarise(records: list[dict[str, Any]], wall: float, cpu: float = math.nan)
         "perturbed_share": mean([r["perturbed_words"] / max(r["words"], 1) for r in won]),
         "forward_seconds": forward,
         "overhead_share": 1.0 - forward / wall if wall > 0 else math.nan,
+        "forward_cpu_seconds": forward_cpu,
+        "cpu_overhead_share": 1.0 - forward_cpu / cpu if cpu > 0 else math.nan,
     }

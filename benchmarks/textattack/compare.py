@@ -36,9 +36,11 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> None:
     subprocess.run(cmd, check=True, env=env)
 
 
-def _env() -> dict[str, str]:
+def _env(threads: int) -> dict[str, str]:
     env = dict(os.environ)
     env.update(common.OFFLINE_ENV)
+    for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[key] = str(threads)
     return env
 
 
@@ -77,14 +79,16 @@ def _table(ta: dict[str, Any], ours: dict[str, Any]) -> list[str]:
     rows = [
         ("examples / second", a["examples_per_second"], b["examples_per_second"], ratio(a["examples_per_second"], b["examples_per_second"]), 3),
         ("wall seconds", a["wall_seconds"], b["wall_seconds"], "", 1),
+        ("examples / CPU second (less sensitive to other load)", a["examples_per_cpu_second"], b["examples_per_cpu_second"], ratio(a["examples_per_cpu_second"], b["examples_per_cpu_second"]), 3),
         ("attacked (not skipped)", a["attacked"], b["attacked"], "", 0),
         ("success rate", a["success_rate"], b["success_rate"], "", 3),
-        ("queries / attacked example (each side's own count)", a["queries_per_example"], b["queries_per_example"], ratio(a["queries_per_example"], b["queries_per_example"]), 1),
+        ("queries / attacked example, each side's own count (TextAttack counts cache hits)", a["queries_per_example"], b["queries_per_example"], ratio(a["queries_per_example"], b["queries_per_example"]), 1),
         ("texts sent to the victim / attacked example", a["model_texts_per_example"], b["model_texts_per_example"], ratio(a["model_texts_per_example"], b["model_texts_per_example"]), 1),
         ("words perturbed (successes)", a["perturbed_words"], b["perturbed_words"], "", 2),
         ("share of words perturbed (successes)", a["perturbed_share"], b["perturbed_share"], "", 3),
         ("seconds in the victim's forward pass", a["forward_seconds"], b["forward_seconds"], "", 1),
         ("share of wall time outside the forward pass", a["overhead_share"], b["overhead_share"], "", 3),
+        ("share of CPU time outside the forward pass", a["cpu_overhead_share"], b["cpu_overhead_share"], "", 3),
     ]
     out = ["| | TextAttack 0.3.11 | textrobust | textrobust / TextAttack |", "| --- | ---: | ---: | ---: |"]
     for name, x, y, r, d in rows:
@@ -110,6 +114,15 @@ def _profile_excerpt(profile: str | None, lines: int = 45) -> list[str]:
         return []
     kept = [line.rstrip() for line in profile.splitlines() if line.strip()]
     return kept[:lines]
+
+
+def _card(card: dict[str, Any]) -> str:
+    if not card:
+        return "no card"
+    return (
+        f"{card['architecture']} trained on {card['dataset']}, test accuracy {card['test_accuracy']:.3f}, "
+        f"{card['parameters']:,} parameters, created {card['created']}"
+    )
 
 
 def write_report(args: argparse.Namespace, command: str, build_seconds: float | None) -> Path:
@@ -160,12 +173,15 @@ def write_report(args: argparse.Namespace, command: str, build_seconds: float | 
             "</details>",
             "",
         ]
-        profile_file = args.work / f"ours-{search}-profile.json"
-        if profile_file.exists():
+        for side, label in (("ours", "textrobust"), ("textattack", "TextAttack")):
+            profile_file = args.work / f"{side}-{search}-profile.json"
+            if not profile_file.exists():
+                continue
             prof = common.read_json(profile_file)
             sections += [
-                f"<details><summary>cProfile of textrobust's side ({search}; separate run, "
-                f"{prof['summary']['wall_seconds']:.1f} s under the profiler)</summary>",
+                f"<details><summary>cProfile of {label} ({search}; a separate run on the first "
+                f"{prof['summary']['examples']} examples, {prof['summary']['wall_seconds']:.1f} s under the "
+                "profiler)</summary>",
                 "",
                 "```",
                 *_profile_excerpt(prof.get("profile"), 70),
@@ -179,8 +195,9 @@ def write_report(args: argparse.Namespace, command: str, build_seconds: float | 
     lines += [
         f"- machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}, no GPU; "
         f"torch threads {inputs['torch_threads']} on both sides",
-        f"- victim: `{inputs['victim']}` (the project's own model, loaded by `textrobust.zoo.load_victim`; "
-        "TextAttack calls it through a `ModelWrapper` that runs `victim.probabilities`)",
+        f"- victim: `{inputs['victim']}` ({_card(inputs.get('victim_card') or {})}; the project's own model, "
+        "loaded by `textrobust.zoo.load_victim`; TextAttack calls it through a `ModelWrapper` that runs "
+        "`victim.probabilities`)",
         f"- data: {inputs['dataset']}, the first {len(inputs['examples'])} examples that both libraries split "
         f"into the same words ({inputs['passed_over']} passed over)",
         f"- vectors: {inputs['vectors']} ({inputs['space']}); TextAttack gets the same unit vectors "
@@ -206,8 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--searches", nargs="+", default=["greedy", "genetic"], choices=sorted(common.SETTINGS))
     parser.add_argument("--victim", type=Path, default=None)
     parser.add_argument("--space", choices=["counterfitted", "glove"], default="counterfitted")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads on both sides (see analysis.md)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads on both sides")
     parser.add_argument("--profile", action="store_true", help="also profile our side (separate runs)")
+    parser.add_argument("--profile-limit", type=int, default=100, help="examples in each profiled run")
     parser.add_argument("--report-only", action="store_true", help="rewrite the report from the last run")
     parser.add_argument("--work", type=Path, default=common.WORK)
     args = parser.parse_args(argv)
@@ -221,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             _run(["bash", str(here / "setup.sh")])
             build_seconds = time.perf_counter() - start
-        env = _env()
+        env = _env(args.threads)
         prep = [sys.executable, str(here / "prepare.py"), "--n", str(args.n), "--space", args.space,
                 "--threads", str(args.threads), "--work", str(args.work)]
         if args.victim is not None:
@@ -234,8 +252,11 @@ def main(argv: list[str] | None = None) -> int:
             _run([ta_python, str(here / "run_textattack.py"), "--search", search, "--work", str(args.work)], env)
             _run([sys.executable, str(here / "run_ours.py"), "--search", search, "--work", str(args.work)], env)
             if args.profile:
+                limit = ["--limit", str(args.profile_limit)]
+                _run([ta_python, str(here / "run_textattack.py"), "--search", search, "--work", str(args.work),
+                      "--profile", *limit], env)
                 _run([sys.executable, str(here / "run_ours.py"), "--search", search, "--work", str(args.work),
-                      "--profile"], env)
+                      "--profile", *limit], env)
     print("wrote", write_report(args, command, build_seconds))
     return 0
 

@@ -92,6 +92,18 @@ def select_examples(n: int, start: int = 0) -> tuple[list[dict[str, Any]], int]:
     return chosen, passed
 
 
+def _card_summary(card: Any) -> dict[str, Any]:
+    if card is None:
+        return {}
+    return {
+        "architecture": card.architecture,
+        "dataset": card.dataset,
+        "test_accuracy": card.test_accuracy,
+        "parameters": card.parameters,
+        "created": card.created,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=50, help="number of examples")
@@ -106,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from textrobust.assets import stop_words
     from textrobust.text import Text
-    from textrobust.zoo import is_victim_folder
+    from textrobust.zoo import is_victim_folder, read_card
 
     victim = (args.victim or default_victim()).expanduser().resolve()
     if not is_victim_folder(victim):
@@ -148,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             "examples": examples,
             "passed_over": passed,
             "victim": str(victim),
+            "victim_card": _card_summary(read_card(victim)),
             "space": args.space,
             "vectors": repr(vectors),
             "settings": common.SETTINGS,

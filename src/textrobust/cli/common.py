@@ -53,7 +53,7 @@ def fmt(value: Any, kind: str = "") -> str:
 
 
 def load_data(name: str, split: str | None, text_column: str | None = None, label_column: str | None = None,
-              pair_column: str | None = None, skip_bad_rows: bool = False) -> Any:
+              pair_column: str | None = None, skip_bad_rows: bool = False, label_names: str | None = None) -> Any:
     """A bundled data set by name, or a user file/folder with column options."""
     from textrobust.data import DATASETS, load_dataset
 
@@ -67,6 +67,8 @@ def load_data(name: str, split: str | None, text_column: str | None = None, labe
             options["pair_column"] = pair_column
         if skip_bad_rows:
             options["on_bad_rows"] = "skip"
+        if label_names:
+            options["label_names"] = [n.strip() for n in label_names.split(",") if n.strip()]
     try:
         return load_dataset(name, split=split, **options)
     except TextRobustError as exc:

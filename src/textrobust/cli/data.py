@@ -16,15 +16,18 @@ def register(app: typer.Typer) -> None:
 
 def data(
     name: Annotated[str, typer.Argument(help="A bundled data set (see `textrobust list`) or a file/folder path.")],
-    split: Annotated[str, typer.Option(help="train, dev, test (bundled) or a split of a datasets folder.")] = "test",
+    split: Annotated[Optional[str], typer.Option(
+        help="train, dev or test (default: test for bundled sets, all rows of a user file).")] = None,
     n: Annotated[int, typer.Option(help="How many examples to show.")] = 5,
     text_column: Annotated[Optional[str], typer.Option(help="User files: the text column.")] = None,
     label_column: Annotated[Optional[str], typer.Option(help="User files: the label column.")] = None,
     pair_column: Annotated[Optional[str], typer.Option(help="User files: a second text column (hypothesis).")] = None,
+    label_names: Annotated[Optional[str], typer.Option(
+        help="User files: comma-separated label names, in label order; other labels are bad rows.")] = None,
     skip_bad_rows: Annotated[bool, typer.Option(help="Skip (and list) bad rows instead of failing.")] = False,
 ) -> None:
     """Peek at a data set: size, label balance and the first examples."""
-    dataset = load_data(name, split, text_column, label_column, pair_column, skip_bad_rows)
+    dataset = load_data(name, split, text_column, label_column, pair_column, skip_bad_rows, label_names)
     console.print(f"[bold]{dataset.name}[/] split={dataset.split} examples={len(dataset):,} labels={list(dataset.label_names)}")
     counts = Table(title="label balance")
     counts.add_column("label")

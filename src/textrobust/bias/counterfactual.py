@@ -1,0 +1,311 @@
+"""Counterfactual token bias B_{p,k} over the neighbourhoods of a test set (Eq. 5-6).
+
+Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
+second-order-robustness-and-bias.txt), Section 4:
+
+- ``F_soft(x; p) = f_soft(x (+) p) - f_soft(x)`` (Eq. 6), ``f_soft`` the probability of
+  one class (the paper's positive class; here ``label``, by default the last label,
+  "positive" for the bundled sentiment data). Multi-class: any class can be chosen, and
+  the whole vector of differences is recorded at k = 0;
+- ``B_{p,k} = E_{x in Neighbor_k(X_test)} F_soft(x; p)`` (Eq. 5), where ``X_test`` holds the
+  test sentences with exactly one ``p1`` and no ``p2``; the patch word's position is
+  frozen and every protected word is blacklisted while building neighbours (footnote 7);
+- ``X_filter = {x in X_test : |F_soft(x; p)| < eps}``, eps = 0.005 (Section 4.2.1): the
+  test sentences on which the bias is invisible; B is reported on both;
+- Neighbor_k is enumerated in full for ``k <= exact_up_to`` (the paper: 2) and sampled
+  above it (the paper: k = 3), ``samples`` seeded random walks per test sentence
+  (:meth:`~textrobust.second_order.neighbourhood.Neighbourhood.sample`), deduplicated.
+
+One unit of work is an *anchor*: a test sentence and the position of its protected word.
+Its neighbourhood does not depend on which partner the word is swapped for, so all pairs
+sharing the anchor word are measured on the same neighbours, and since the neighbourhood
+does not depend on the victim either, two victims measured with the same seed see the
+same sentences. A record keeps, per pair and k, the count, sum, sum of squares, extremes
+and a fixed-bin histogram of F_soft, so B and the histograms are exact sums over records.
+
+Departures: ``both_directions=True`` also uses sentences holding ``p2`` (swapped to
+``p1``, the difference taken with the sign that keeps ``F_soft = f(.. p2 ..) - f(.. p1
+..)``); the paper uses ``p1`` sentences only (the default). With sampled k, each test
+sentence's sample weighs by its size, not by the (unknown) size of its neighbourhood.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import Field
+
+from textrobust.attack.candidates.inflection import match_case
+from textrobust.bias.pairs import ProtectedGroup, ProtectedPair, protected_groups, protected_words
+from textrobust.config import Config
+from textrobust.data.examples import Dataset, Example
+from textrobust.errors import ConfigError
+from textrobust.second_order.neighbourhood import Neighbourhood
+from textrobust.text import Text
+from textrobust.victims.query import QueryLayer
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from textrobust.store import Run
+
+__all__ = [
+    "BiasConfig",
+    "Anchor",
+    "find_anchors",
+    "measure_anchor",
+    "bias_dataset",
+    "stored_bias_records",
+    "histogram_edges",
+]
+
+
+class BiasConfig(Config):
+    """Settings of the counterfactual-bias measurement.
+
+    ``max_k``: largest neighbourhood distance (the paper: 3); ``exact_up_to``: Neighbor_k
+    is enumerated in full up to this k, sampled above (the paper: 2); ``samples``: random
+    walks per test sentence for a sampled k; ``enumerate_limit``: most texts held when
+    enumerating one Neighbor_k; ``eps``: the X_filter threshold; ``label``: the class whose
+    probability is f_soft (None: the last label); ``both_directions``: also sentences
+    holding p2; ``bins``: histogram bins over [-1, 1]; ``seed``: for the samples.
+    """
+
+    max_k: int = Field(3, ge=0)
+    exact_up_to: int = Field(2, ge=0)
+    samples: int = Field(200, ge=1)
+    enumerate_limit: int | None = Field(200_000, ge=1)
+    eps: float = Field(0.005, gt=0)
+    label: int | None = Field(None, ge=0)
+    both_directions: bool = False
+    bins: int = Field(400, ge=2)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A test sentence, the position of its protected word, and the pairs measured there:
+    ``(pair, sign)``, sign +1 when the sentence holds ``pair.first`` (the paper's case),
+    -1 when it holds ``pair.second`` (``both_directions``)."""
+
+    example: Example
+    position: int
+    partners: tuple[tuple[ProtectedPair, int], ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.example.id}@{self.position}"
+
+    @property
+    def word(self) -> str:
+        return self.example.text.words[self.position]
+
+    def replacement(self, pair: ProtectedPair, sign: int) -> str:
+        """The word put at ``position`` to build the counterfactual twin."""
+        return match_case(self.word, pair.second if sign > 0 else pair.first)
+
+
+def find_anchors(
+    dataset: Iterable[Example], groups: Sequence[ProtectedGroup], *, both_directions: bool = False
+) -> list[Anchor]:
+    """The anchors of ``dataset``: sentences in X_p for some pair p of ``groups`` (exactly
+    one occurrence of the pair's word, none of its partner; lower-cased match)."""
+    by_word: dict[str, list[tuple[ProtectedPair, int]]] = {}
+    for group in groups:
+        for pair in group.pairs:
+            by_word.setdefault(pair.first, []).append((pair, +1))
+            if both_directions:
+                by_word.setdefault(pair.second, []).append((pair, -1))
+    anchors: list[Anchor] = []
+    for example in dataset:
+        words = [w.lower() for w in example.text.words]
+        counts = Counter(words)
+        for position, word in enumerate(words):
+            if counts[word] != 1 or word not in by_word or position in example.text.frozen:
+                continue
+            partners = tuple(
+                (pair, sign)
+                for pair, sign in by_word[word]
+                if counts[pair.second if sign > 0 else pair.first] == 0
+            )
+            if partners:
+                anchors.append(Anchor(example, position, partners))
+    return anchors
+
+
+def histogram_edges(bins: int) -> np.ndarray:
+    """The fixed histogram edges of F_soft: ``bins`` equal bins over [-1, 1]."""
+    return np.linspace(-1.0, 1.0, bins + 1)
+
+
+def _stats(values: np.ndarray, bins: int) -> dict[str, Any]:
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return {"n": 0, "sum": 0.0, "sumsq": 0.0, "min": None, "max": None, "hist": {}}
+    index = np.clip(np.floor((values + 1.0) / 2.0 * bins).astype(np.int64), 0, bins - 1)
+    idx, counts = np.unique(index, return_counts=True)
+    return {
+        "n": int(values.size),
+        "sum": float(values.sum()),
+        "sumsq": float(np.square(values).sum()),
+        "min": float(values.min()),
+        "max": float(values.max()),
+        "hist": {str(int(i)): int(c) for i, c in zip(idx, counts)},
+    }
+
+
+def _rng(seed: int, anchor: Anchor) -> np.random.Generator:
+    tag = zlib.crc32(f"{anchor.example.id}\x1f{anchor.position}\x1f{anchor.example.text}".encode())
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, tag])
+
+
+def _class(layer: QueryLayer, label: int | None) -> int:
+    n = layer.num_labels
+    if label is None:
+        return n - 1
+    if not 0 <= label < n:
+        raise ConfigError(f"The 'label' parameter of BiasConfig must be in [0, {n}) for this victim. Got {label}.")
+    return label
+
+
+def measure_anchor(
+    anchor: Anchor,
+    layer: QueryLayer,
+    neighbourhood: Neighbourhood,
+    config: BiasConfig,
+    blacklist: Iterable[str] = (),
+    *,
+    chunk: int = 4096,
+) -> dict[str, Any]:
+    """F_soft of every pair of ``anchor`` on Neighbor_k(x0), k = 0..max_k: a JSON-ready
+    record (see the module docstring)."""
+    started = time.perf_counter()
+    fills = neighbourhood.requests
+    queries = layer.queries
+    c = _class(layer, config.label)
+    blacklist = tuple(blacklist)
+    x0 = anchor.example.text.freeze([anchor.position])
+    levels: dict[int, list[Text]] = {0: [x0]}
+    exact = min(config.exact_up_to, config.max_k)
+    for k in range(1, exact + 1):
+        levels[k] = neighbourhood.enumerate(x0, k, blacklist, limit=config.enumerate_limit)
+    if config.max_k > exact:
+        first = levels.get(1)
+        walks = neighbourhood.sample(x0, config.max_k, config.samples, _rng(config.seed, anchor), blacklist,
+                                     first_step=first)
+        for k in range(exact + 1, config.max_k + 1):
+            levels[k] = list({t.key: t for t in walks[k - 1]}.values())
+    partners = []
+    for pair, sign in anchor.partners:
+        word = anchor.replacement(pair, sign)
+        per_k: dict[str, Any] = {}
+        for k, texts in levels.items():
+            values = _soft_differences(layer, texts, anchor.position, word, sign, c, chunk)
+            per_k[str(k)] = _stats(values, config.bins)
+        base = layer.probabilities([x0, x0.replace(anchor.position, word)])
+        vector = (base[1] - base[0]) * sign
+        f0 = float(vector[c])
+        partners.append(
+            {
+                "pair": pair.name,
+                "group": pair.group,
+                "sign": sign,
+                "f0": f0,
+                "f0_vector": [float(v) for v in vector],
+                "in_filter": bool(np.max(np.abs(vector)) < config.eps),
+                "k": per_k,
+            }
+        )
+    return {
+        "anchor": anchor.id,
+        "example_id": anchor.example.id,
+        "position": anchor.position,
+        "word": anchor.word,
+        "text": str(anchor.example.text),
+        "label": anchor.example.label,
+        "class": c,
+        "sizes": {str(k): len(v) for k, v in levels.items()},
+        "sampled_from_k": exact + 1 if config.max_k > exact else None,
+        "partners": partners,
+        "fill_requests": neighbourhood.requests - fills,
+        "queries": layer.queries - queries,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def _soft_differences(
+    layer: QueryLayer, texts: Sequence[Text], position: int, word: str, sign: int, c: int, chunk: int
+) -> np.ndarray:
+    out = np.empty(len(texts), dtype=np.float64)
+    for start in range(0, len(texts), chunk):
+        part = list(texts[start : start + chunk])
+        twins = [t.replace(position, word) for t in part]
+        probs = layer.probabilities(part + twins)
+        out[start : start + len(part)] = (probs[len(part) :, c] - probs[: len(part), c]) * sign
+    return out
+
+
+def stored_bias_records(run: Run) -> list[dict[str, Any]]:
+    """The anchor records of ``run`` (error records left out), in order."""
+    return [dict(r.payload) for r in run.results() if "partners" in r.payload]
+
+
+def bias_dataset(
+    layer: QueryLayer,
+    neighbourhood: Neighbourhood,
+    dataset: Dataset | Sequence[Example],
+    run: Run,
+    *,
+    groups: Sequence[ProtectedGroup] | None = None,
+    config: BiasConfig | None = None,
+    blacklist: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    description: str = "bias",
+    on_anchors: Callable[[int], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Measure every anchor of ``dataset`` not yet in ``run`` (each recorded when done);
+    return all stored records and the summary of :func:`textrobust.bias.report.bias_table`.
+
+    ``groups`` default to gender; ``blacklist`` defaults to the words of every registered
+    protected group.
+    """
+    from textrobust.bias.report import bias_table
+    from textrobust.runner import run_examples
+
+    config = config or BiasConfig()
+    groups = tuple(groups) if groups is not None else protected_groups(["gender"])
+    banned = tuple(sorted(blacklist if blacklist is not None else protected_words(protected_groups(["all"]))))
+    anchors = find_anchors(dataset, groups, both_directions=config.both_directions)
+    if on_anchors is not None:
+        on_anchors(len(anchors))
+
+    def work(anchor: Anchor) -> Mapping[str, Any]:
+        return measure_anchor(anchor, layer, neighbourhood, config, banned)
+
+    stats = run_examples(
+        run,
+        [(a.id, a) for a in anchors],
+        work,
+        progress=progress,
+        description=description,
+        queries=lambda: layer.queries,
+    )
+    records = stored_bias_records(run)
+    table = bias_table(records, max_k=config.max_k, bins=config.bins)
+    summary: dict[str, Any] = {
+        "anchors": len(anchors),
+        "pairs": len(table),
+        "table": [row.to_dict() for row in table],
+        "errors": len(run.failed_ids()),
+        "computed_now": stats.computed,
+        "resumed": stats.done_before,
+        "seconds_now": stats.seconds,
+        "queries_now": stats.queries,
+    }
+    return records, summary

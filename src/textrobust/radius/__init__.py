@@ -1,0 +1,107 @@
+"""Robustness radius: PDP upper bounds, an exhaustive prover for lower bounds, and the
+PAC-style robustness metric PR.
+
+Yang, Huang, Ma, Cao, Zhang, Zhang and Li, "Quantifying Robustness to Adversarial Word
+Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt).
+
+- :mod:`~textrobust.radius.space`: the perturbation space ``Omega_r(X)``, exact sizes,
+  lazy enumeration, exact uniform sampling; :class:`SpaceSource` for the engine's searches.
+- :mod:`~textrobust.radius.synonyms`: ``S(X, p)``, WordNet synonyms cleaned by
+  counter-fitted cosine (HowNet is not available offline).
+- :mod:`~textrobust.radius.pdp`: Algorithm 1 (PDP) as a Search.
+- :mod:`~textrobust.radius.prover`: the simple prover and its Search form.
+- :mod:`~textrobust.radius.pr`: PR_hat with Hoeffding's guarantee.
+- :mod:`~textrobust.radius.analysis`: the per-example analysis, Tables 2-3, Figure 4-5 data.
+- :mod:`~textrobust.radius.plots`: the figures (matplotlib, Agg).
+
+>>> from textrobust.text import Text
+>>> space = PerturbationSpace(Text.from_string("a good film"), (1, 2), (("fine", "nice"), ("movie",)))
+>>> space.size(1), hoeffding_samples(0.025, 0.005)
+(4, 4794)
+
+Nothing heavy is imported here: WordNet, vectors and matplotlib load on first use.
+"""
+
+from __future__ import annotations
+
+from textrobust.radius.analysis import (
+    METHODS,
+    PRAnalysis,
+    PRSettings,
+    RadiusAnalysis,
+    RadiusSettings,
+    attack_table,
+    bounds_summary,
+    certified_table,
+    pr_summary,
+    raw_forward_speed,
+    run_pr,
+    run_radius,
+    throughput_summary,
+    yield_curves,
+)
+from textrobust.radius.cap import ModificationCap, modification_cap
+from textrobust.radius.pdp import PDPConfig, PseudoDynamicProgramming
+from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr, hoeffding_epsilon, hoeffding_samples, pr_radius
+from textrobust.radius.prover import (
+    ExhaustiveProver,
+    ExhaustiveSearch,
+    ExhaustiveSearchConfig,
+    Proof,
+    ProverConfig,
+    Sensitivity,
+    Verdict,
+    sensitivity_order,
+)
+from textrobust.radius.space import PerturbationSpace, SpaceSource, build_space, space_from_problem, space_rng
+from textrobust.radius.synonyms import CleanedSynonyms, CleanedSynonymsConfig
+
+__all__ = [
+    "METHODS",
+    "SEARCH_ENTRIES",
+    "CleanedSynonyms",
+    "CleanedSynonymsConfig",
+    "ExhaustiveProver",
+    "ExhaustiveSearch",
+    "ExhaustiveSearchConfig",
+    "ModificationCap",
+    "PDPConfig",
+    "PRAnalysis",
+    "PRConfig",
+    "PREstimate",
+    "PRSettings",
+    "PerturbationSpace",
+    "Proof",
+    "ProverConfig",
+    "PseudoDynamicProgramming",
+    "RadiusAnalysis",
+    "RadiusSettings",
+    "Sensitivity",
+    "SpaceSource",
+    "Verdict",
+    "attack_table",
+    "bounds_summary",
+    "build_space",
+    "certified_table",
+    "estimate_pr",
+    "hoeffding_epsilon",
+    "hoeffding_samples",
+    "modification_cap",
+    "pr_radius",
+    "pr_summary",
+    "raw_forward_speed",
+    "run_pr",
+    "run_radius",
+    "sensitivity_order",
+    "space_from_problem",
+    "space_rng",
+    "throughput_summary",
+    "yield_curves",
+]
+
+#: (name, factory, summary) of the searches this package adds, for the engine's SEARCHES
+#: registry: ``for e in SEARCH_ENTRIES: SEARCHES.add(*e)``.
+SEARCH_ENTRIES = (
+    ("pdp", PseudoDynamicProgramming, "pseudo-dynamic programming: few-substitution attacks (Yang et al. 2022)"),
+    ("exhaustive", ExhaustiveSearch, "exhaustive search by layers: a minimal adversarial example (Yang et al. 2022)"),
+)

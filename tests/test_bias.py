@@ -1,0 +1,234 @@
+"""Counterfactual token bias (Zhang et al. 2021, Section 4): protected pairs, anchors,
+B_{p,k} on victims with a built-in known bias (sign and size recovered, and a bias hidden
+on the test set revealed by the neighbourhood), X_filter, sampling, tables, figures, the
+run store, and the gender-swap augmentation through the zoo's training hook.
+
+No real models: fill-ins are tables, victims closed-form functions, the zoo victim tiny.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textrobust.bias import (
+    NATIONALITY_WORDS,
+    PROTECTED_GROUPS,
+    BiasConfig,
+    GenderSwap,
+    ProtectedGroup,
+    bias_dataset,
+    bias_table,
+    find_anchors,
+    markdown_table,
+    measure_anchor,
+    pair_histogram,
+    protected_groups,
+    protected_words,
+    write_bias_report,
+)
+from textrobust.data.examples import Dataset, Example
+from textrobust.errors import ConfigError
+from textrobust.second_order import Neighbourhood
+from textrobust.store import RunStore
+from textrobust.text import Text
+from textrobust.victims.function import FunctionVictim
+from textrobust.victims.query import QueryLayer
+
+
+class WordFillIn:
+    """A fill-in with known logits, by the word currently at the position (lower-cased)."""
+
+    def __init__(self, table: Mapping[str, Sequence[tuple[str, float]]]) -> None:
+        self.table = {w: list(v) for w, v in table.items()}
+
+    def fill(self, requests: Sequence[tuple[Text, int]], k: int) -> list[list[tuple[str, float]]]:
+        return [list(self.table.get(t.words[p].lower(), []))[:k] for t, p in requests]
+
+
+def biased_victim(bias: Mapping[str, float], *, when: str | None = None) -> FunctionVictim:
+    """P(positive) = 0.5 + 0.3 tanh(#good - #bad) + sum of ``bias[w]`` for the words w of
+    the text (only if ``when`` is in the text, when given): every swap he -> she moves
+    P(positive) by exactly bias["she"] - bias["he"]."""
+
+    def probs(texts: list[str]) -> np.ndarray:
+        out = []
+        for t in texts:
+            words = [w.lower() for w in Text.from_string(t).words]
+            p = 0.5 + 0.3 * np.tanh(words.count("good") - words.count("bad"))
+            if when is None or when in words:
+                p += sum(bias.get(w, 0.0) for w in words)
+            out.append([1 - p, p])
+        return np.array(out)
+
+    return FunctionVictim(probs, ("negative", "positive"), name="biased")
+
+
+FILL = {"liked": [("liked", 5.0), ("loved", 4.5), ("hated", 4.0)], "film": [("film", 5.0), ("movie", 4.6), ("show", 4.2)],
+        "the": [("the", 5.0), ("this", 4.0)], "he": [("he", 5.0), ("she", 4.9), ("it", 4.5)]}
+
+
+def examples(*texts: str) -> list[Example]:
+    return [Example(f"e{i}", Text.from_string(t), 1) for i, t in enumerate(texts)]
+
+
+# ---- pairs and anchors --------------------------------------------------------------------------
+def test_groups_and_blacklist() -> None:
+    assert set(PROTECTED_GROUPS.names()) == {"gender", "nationality", "religion", "sexual_orientation"}
+    gender = protected_groups(["gender"])[0]
+    assert ("he", "she") in {(p.first, p.second) for p in gender.pairs}
+    nationality = protected_groups(["nationality"])[0]
+    assert len(nationality.pairs) == len(NATIONALITY_WORDS) * (len(NATIONALITY_WORDS) - 1) // 2
+    words = protected_words(protected_groups(["all"]))
+    assert {"he", "she", "gay", "straight", "muslim", "american"} <= words
+    with pytest.raises(ConfigError):
+        ProtectedGroup.from_pairs("bad", [("he", "he")])
+
+
+def test_find_anchors_follows_x_p() -> None:
+    gender = protected_groups(["gender"])
+    data = examples("he liked the film", "he said he liked it", "he and she liked it", "She liked it")
+    anchors = find_anchors(data, gender)
+    assert [(a.example.id, a.position, a.word) for a in anchors] == [("e0", 0, "he")]
+    both = find_anchors(data, gender, both_directions=True)
+    assert [(a.example.id, a.word) for a in both] == [("e0", "he"), ("e3", "She")]
+    reverse = both[1]
+    assert reverse.partners[0][1] == -1 and reverse.replacement(*reverse.partners[0]) == "He"
+
+
+# ---- B_{p,k} ------------------------------------------------------------------------------------
+def measure(victim: FunctionVictim, texts: Sequence[str], config: BiasConfig, fill=FILL, **kw) -> list[dict]:
+    layer = QueryLayer(victim)
+    hood = Neighbourhood(WordFillIn(fill))
+    anchors = find_anchors(examples(*texts), protected_groups(["gender"]), both_directions=config.both_directions)
+    banned = protected_words(protected_groups(["all"]))
+    return [measure_anchor(a, layer, hood, config, banned, **kw) for a in anchors]
+
+
+def test_known_bias_sign_and_size_are_recovered() -> None:
+    config = BiasConfig(max_k=3, exact_up_to=2, samples=40)
+    texts = ["he liked the film", "he liked the good film", "he hated the bad film"]
+    up = bias_table(measure(biased_victim({"she": 0.1}), texts, config), max_k=3)
+    row = next(r for r in up if r.pair == "he,she")
+    for k in range(4):
+        assert row.b["test"][k] == pytest.approx(0.1, abs=1e-9)
+        assert row.std["test"][k] == pytest.approx(0.0, abs=1e-6)
+    assert row.originals == {"test": 3, "filter": 0}  # the bias is visible: X_filter is empty
+    down = bias_table(measure(biased_victim({"she": -0.05}), texts, config), max_k=3)
+    assert next(r for r in down if r.pair == "he,she").b["test"][3] == pytest.approx(-0.05, abs=1e-9)
+    # sentences holding the second word measure the same difference (both directions)
+    both = BiasConfig(max_k=1, both_directions=True)
+    rows = bias_table(measure(biased_victim({"she": 0.1}), ["she liked the film"], both), max_k=1)
+    assert next(r for r in rows if r.pair == "he,she").b["test"][1] == pytest.approx(0.1)
+
+
+def test_hidden_bias_is_revealed_on_x_filter() -> None:
+    # the bias exists only in sentences about a "movie": none in the test sentence, so
+    # F_soft(x0) = 0 (x0 in X_filter), but one neighbour in Neighbor_1 says "movie"
+    victim = biased_victim({"she": 0.2}, when="movie")
+    config = BiasConfig(max_k=1, exact_up_to=1)
+    records = measure(victim, ["he liked the film"], config)
+    partner = next(p for p in records[0]["partners"] if p["pair"] == "he,she")
+    assert partner["in_filter"] and partner["f0"] == pytest.approx(0.0)
+    n1 = records[0]["sizes"]["1"]
+    assert n1 == 2 + 1 + 2  # liked -> loved/hated, the -> this, film -> movie/show; "he" frozen
+    row = next(r for r in bias_table(records, max_k=1) if r.pair == "he,she")
+    assert row.b["filter"][0] == pytest.approx(0.0)
+    assert row.b["filter"][1] == pytest.approx(0.2 / n1)
+    assert row.table5(1) == (1, n1)
+
+
+def test_blacklist_keeps_protected_words_out() -> None:
+    fill = {**FILL, "it": [("it", 5.0), ("she", 4.9), ("him", 4.8), ("that", 4.0)]}
+    layer = QueryLayer(biased_victim({}))
+    hood = Neighbourhood(WordFillIn(fill))
+    anchor = find_anchors(examples("he liked it"), protected_groups(["gender"]))[0]
+    record = measure_anchor(anchor, layer, hood, BiasConfig(max_k=1), protected_words(protected_groups(["all"])))
+    assert record["sizes"]["1"] == 2 + 1  # liked -> loved/hated, it -> that; she/him banned
+
+
+def test_sampling_is_seeded_and_shared_between_victims() -> None:
+    config = BiasConfig(max_k=3, exact_up_to=1, samples=30, seed=3)
+    texts = ["he liked the film"]
+    a = measure(biased_victim({"she": 0.1}), texts, config)[0]
+    b = measure(biased_victim({"she": -0.3}), texts, config)[0]
+    assert a["sizes"] == b["sizes"] and a["sampled_from_k"] == 2
+    assert 1 <= a["sizes"]["3"] <= 30
+    stats = a["partners"][0]["k"]["3"]
+    assert sum(stats["hist"].values()) == stats["n"] == a["sizes"]["3"]
+    c = measure(biased_victim({"she": 0.1}), texts, config.replace(seed=4))[0]
+    assert c["sizes"]["1"] == a["sizes"]["1"]  # the exact part does not depend on the seed
+
+
+def test_table_markdown_histograms_and_figures(tmp_path: Path) -> None:
+    victim = biased_victim({"she": 0.2}, when="movie")
+    records = measure(victim, ["he liked the film", "he liked the good film"], BiasConfig(max_k=2, samples=20))
+    rows = bias_table(records, max_k=2)
+    text = markdown_table(rows, max_k=2)
+    assert text.splitlines()[0].startswith("| pair |") and "he,she" in text
+    edges, counts = pair_histogram(records, "he,she", 1, subset="filter")
+    assert len(edges) == len(counts) + 1 and counts.sum() == rows[0].texts["filter"][1]
+    files = write_bias_report(records, tmp_path / "report", max_k=2, title="toy")
+    for name in ("json", "markdown", "bias_vs_k_png", "bias_vs_k_svg", "histograms_png", "histograms_svg"):
+        assert Path(files[name]).is_file() and Path(files[name]).stat().st_size > 0
+
+
+def test_bias_dataset_resumes(tmp_path: Path) -> None:
+    data = Dataset("toy", tuple(examples("he liked the film", "his film", "nothing", "he liked the good film")),
+                   ("negative", "positive"), "test")
+    layer = QueryLayer(biased_victim({"she": 0.1, "her": 0.05}))
+    hood = Neighbourhood(WordFillIn(FILL))
+    config = BiasConfig(max_k=2, exact_up_to=1, samples=10)
+    store = RunStore(tmp_path / "store.sqlite")
+    run = store.start_run("bias", {"n": 2}, seed=0)
+    _, first = bias_dataset(layer, hood, data.take(2), run, config=config)
+    assert first["anchors"] == 2 and first["computed_now"] == 2
+    records, again = bias_dataset(layer, hood, data, run, config=config)
+    assert again["computed_now"] == 1 and again["resumed"] == 2 and len(records) == 3
+    pairs = {row["pair"]: row for row in again["table"]}
+    assert pairs["he,she"]["B"]["test"]["1"] == pytest.approx(0.1)
+    assert pairs["his,her"]["B"]["test"]["0"] == pytest.approx(0.05)
+
+
+# ---- debiasing by gender swap -------------------------------------------------------------------
+def test_gender_swap() -> None:
+    swap = GenderSwap()
+    out = swap(Example("1", Text.from_string("The Actor and his wife."), 0))
+    assert [str(e.text) for e in out] == ["The Actor and his wife.", "The Actress and her husband."]
+    assert out[1].id == "1+swap" and out[1].label == 0
+    assert swap(Example("2", Text.from_string("A dull film."), 1)) == [Example("2", Text.from_string("A dull film."), 1)]
+    assert [str(e.text) for e in GenderSwap(keep_original=False)(Example("3", Text.from_string("she"), 1))] == ["he"]
+
+
+def test_gender_swap_through_the_zoo_hook(tmp_path: Path) -> None:
+    from textrobust.zoo import TrainingData, train_victim
+
+    def split(name: str, n: int) -> Dataset:
+        rows = [Example(f"{name}{i}", Text.from_string(f"{'he' if i % 2 else 'she'} was {'good' if i % 2 else 'bad'}"),
+                        i % 2) for i in range(n)]
+        return Dataset("toy", tuple(rows), ("negative", "positive"), name)
+
+    data = TrainingData(split("train", 12), split("dev", 4), split("test", 4))
+    trained = train_victim("bow", data, out=tmp_path / "bow", config={"embed_dim": 4},
+                           training={"epochs": 1, "extra_words": 0, "max_length": 8, "vectors": "random"},
+                           augment=GenderSwap())
+    assert trained.card.splits["train_used"] == 24
+    assert trained.card.augment.startswith("GenderSwap(")
+
+
+def test_exports_and_light_import() -> None:
+    import subprocess
+    import sys
+
+    import textrobust.bias as package
+
+    public = {n for n in dir(package) if not n.startswith("_")}
+    modules = {n for n in public if type(getattr(package, n)).__name__ == "module"}
+    assert public - modules - {"annotations"} == set(package.__all__)
+    code = ("import sys, textrobust.bias\n"
+            "print(','.join(m for m in ('torch', 'transformers', 'matplotlib', 'pandas') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

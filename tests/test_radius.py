@@ -1,0 +1,627 @@
+"""Robustness radius (Yang et al. 2022): the space, PDP, the prover, PR, the analysis.
+
+Soundness is checked against brute force on toy victims whose every prediction can be
+enumerated: a certified Omega_r holds no adversarial text; PDP's bound is never below the
+true minimum; PR_hat falls within eps of the exact PR at the rate Hoeffding promises.
+Everything here is offline and fast (no WordNet, vectors or trained models), except the
+tests marked heavy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from textrobust.attack.goals import TargetedClassification, UntargetedClassification
+from textrobust.attack.problem import Problem
+from textrobust.attack.searches import SEARCHES
+from textrobust.attack.searches.search_testing import DictSource, FakeProblem, check_search, default_fake_problem
+from textrobust.data.examples import Example
+from textrobust.embeddings import WordVectors
+from textrobust.errors import ConfigError, TextRobustError
+from textrobust.radius import (
+    CleanedSynonyms,
+    ExhaustiveProver,
+    ExhaustiveSearch,
+    ModificationCap,
+    PerturbationSpace,
+    PRAnalysis,
+    PRConfig,
+    PRSettings,
+    PseudoDynamicProgramming,
+    RadiusAnalysis,
+    RadiusSettings,
+    SpaceSource,
+    Verdict,
+    attack_table,
+    build_space,
+    certified_table,
+    estimate_pr,
+    hoeffding_epsilon,
+    hoeffding_samples,
+    modification_cap,
+    pr_summary,
+    run_radius,
+    sensitivity_order,
+    space_from_problem,
+    yield_curves,
+)
+from textrobust.text import Text
+from textrobust.victims.function import FunctionVictim
+from textrobust.victims.protocol import Capabilities
+from textrobust.victims.query import QueryLayer
+from textrobust.victims.testing import KeywordVictim, WordListVictim
+
+
+# ---- toy worlds -----------------------------------------------------------------------------------
+class World:
+    """A random toy victim over a random space, small enough to enumerate: each word has a
+    weight; some pairs of substitutes interact (so the victim is not additive); the label
+    is the original's prediction."""
+
+    def __init__(self, seed: int, *, positions: int | None = None, labels: int = 2) -> None:
+        rng = np.random.default_rng(seed)
+        n = int(positions or rng.integers(3, 7))
+        self.text = Text.from_string(" ".join(f"w{i}" for i in range(n)) + ".")
+        table: dict[str, list[str]] = {}
+        for i in range(n):
+            k = int(rng.integers(0, 4))
+            if k:
+                table[f"w{i}"] = [f"s{i}x{j}" for j in range(k)]
+        self.table = table
+        vocab = [w for i in range(n) for w in [f"w{i}", *table.get(f"w{i}", [])]]
+        self.weights = {w: rng.normal(0.0, 1.0, labels) for w in vocab}
+        subs = [w for w in vocab if w.startswith("s")]
+        self.pairs = {
+            (a, b): rng.normal(0.0, 2.5, labels)
+            for a, b in itertools.combinations(subs, 2)
+            if rng.random() < 0.3
+        }
+        names = tuple(f"l{j}" for j in range(labels))
+        self.victim = FunctionVictim(self._logits, names, outputs="logits", name=f"world{seed}")
+        self.label = int(self.victim.probabilities([self.text])[0].argmax())
+        self.source = DictSource(table)
+        self.space = build_space(self.text, self.source)
+
+    def _logits(self, strings: list[str]) -> np.ndarray:
+        out = []
+        for s in strings:
+            words = set(s.rstrip(".").split())
+            z = sum((self.weights[w] for w in words), np.zeros_like(next(iter(self.weights.values()))))
+            for (a, b), v in self.pairs.items():
+                if a in words and b in words:
+                    z = z + v
+            out.append(z)
+        return np.array(out)
+
+    def omega(self) -> list[Text]:
+        """Every text of Omega(X), by brute force over the candidate sets."""
+        sets = self.space.candidate_sets()
+        out = []
+        for words in itertools.product(*sets.values()):
+            out.append(self.text.replace(dict(zip(sets, words))) if sets else self.text)
+        return out
+
+    def min_adversarial(self) -> float:
+        """The fewest substitutions of an adversarial text (inf if none)."""
+        texts = self.omega()
+        predicted = self.victim.probabilities(texts).argmax(axis=1)
+        l0 = [self.text.l0(t) for t, p in zip(texts, predicted) if p != self.label]
+        return min(l0, default=math.inf)
+
+    def goal(self, layer: QueryLayer | None = None) -> UntargetedClassification:
+        return UntargetedClassification(layer or QueryLayer(self.victim), self.label)
+
+    def problem(self, tau: float = 1.0) -> Problem:
+        return Problem(self.text, self.goal(), SpaceSource(self.space), position_constraints=(ModificationCap(tau),))
+
+
+WORLDS = range(40)
+
+
+# ---- the space ---------------------------------------------------------------------------------------
+def test_space_sizes_and_layers_match_brute_force() -> None:
+    for seed in range(25):
+        world = World(seed)
+        space, omega = world.space, world.omega()
+        assert space.size() == len(omega) == len(set(omega))
+        by_l0 = Counter(world.text.l0(t) for t in omega)
+        for k in range(space.m + 2):
+            layer = list(space.layer(k))
+            assert len(layer) == space.layer_size(k) == by_l0.get(k, 0)
+            assert len(set(layer)) == len(layer)
+            assert all(world.text.l0(t) == k for t in layer)
+            assert space.size(k) == sum(by_l0.get(j, 0) for j in range(k + 1))
+            ball = set(space.ball(k))
+            assert ball == {t for t in omega if world.text.l0(t) <= k}
+            assert all(space.contains(t, k) for t in ball)
+
+
+def test_unrank_is_a_bijection_onto_omega_r() -> None:
+    for seed in range(15):
+        space = World(seed).space
+        for r in range(space.m + 1):
+            texts = {space.text(space.unrank(i, r)) for i in range(space.size(r))}
+            assert texts == set(space.ball(r))
+        with pytest.raises(ConfigError):
+            space.unrank(space.size(1), 1)
+
+
+def test_exact_big_integer_sizes() -> None:
+    n = 60
+    text = Text.from_string(" ".join(f"w{i}" for i in range(n)))
+    space = PerturbationSpace(text, tuple(range(n)), tuple((f"a{i}", f"b{i}", f"c{i}", f"d{i}", f"e{i}") for i in range(n)))
+    assert space.size() == 6**60  # > 2**155: no float could hold it exactly
+    assert space.size(3) == sum(math.comb(60, k) * 5**k for k in range(4))
+    assert space.layer_size(60) == 5**60
+    assert space.size(100) == space.size()
+    rng = random.Random(0)
+    sample = space.sample(30, 5, rng)
+    assert all(space.contains(t, 30) for t in sample)
+
+
+def test_sampling_is_uniform_on_omega_r() -> None:
+    text = Text.from_string("a b c d")
+    space = PerturbationSpace(text, (0, 1, 3), (("x",), ("y", "z"), ("u", "v", "w")))
+    r = 2
+    size = space.size(r)  # 1 + 6 + 11 = 18
+    draws = 18_000
+    counts = Counter(space.sample(r, draws, random.Random(7)))
+    assert set(counts) == set(space.ball(r)) and len(counts) == size
+    expected = draws / size
+    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+    assert chi2 < 50.0  # 17 degrees of freedom: p < 1e-4 beyond 45
+
+
+def test_space_validation_and_sources() -> None:
+    text = Text.from_string("a good film")
+    with pytest.raises(ConfigError):
+        PerturbationSpace(text, (1,), (("good",),))  # the original word is not a substitute
+    with pytest.raises(ConfigError):
+        PerturbationSpace(text, (1,), ((),))
+    with pytest.raises(ConfigError):
+        PerturbationSpace(text, (2, 1), (("movie",), ("fine",)))
+    space = build_space(text.freeze([2]), DictSource({"good": ["fine", "nice", "fine"], "film": ["movie"]}))
+    assert space.positions == (1,) and space.substitutes == (("fine", "nice"),)  # frozen 2 left out, deduped
+    source = SpaceSource(space)
+    assert [s.word for s in source.candidates(text.replace(1, "nice"), [0, 1, 2])[1]] == ["good", "fine"]
+    with pytest.raises(ConfigError):
+        source.candidates(Text.from_string("short"), [0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=0, max_size=5), st.integers(0, 6))
+def test_size_is_the_sum_of_elementary_symmetric_polynomials(counts: list[int], r: int) -> None:
+    text = Text.from_string(" ".join(f"w{i}" for i in range(len(counts))) or "...")
+    space = PerturbationSpace(text, tuple(range(len(counts))), tuple(tuple(f"s{i}{j}" for j in range(c)) for i, c in enumerate(counts)))
+    expected = sum(
+        math.prod(counts[i] for i in chosen) for k in range(min(r, len(counts)) + 1)
+        for chosen in itertools.combinations(range(len(counts)), k)
+    )
+    assert space.size(r) == expected == sum(1 for _ in space.ball(r))
+
+
+# ---- the cap --------------------------------------------------------------------------------------
+def test_modification_cap_is_floor_of_tau_n() -> None:
+    assert modification_cap(Text.from_string("a b c"), 0.25) == 0
+    assert modification_cap(Text.from_string("a b c d"), 0.25) == 1
+    assert modification_cap(Text.from_string(" ".join("x" * 12)), 0.25) == 3
+    assert modification_cap(Text.from_pair("p q r s", "a b c d e f g h"), 0.25) == 2  # hypothesis only
+    text = Text.from_string("a b c d e f g h")
+    assert ModificationCap(0.25).allowed(text, text.replace(0, "z"), frozenset({1, 2})) == {1, 2}
+    assert ModificationCap(0.25).allowed(text, text.replace({0: "z", 1: "y"}), frozenset({2})) == frozenset()
+    with pytest.raises(ConfigError):
+        modification_cap(text, 0.0)
+
+
+# ---- the prover: soundness against brute force ----------------------------------------------------
+@pytest.mark.parametrize("labels", [2, 3])
+def test_prover_verdicts_match_brute_force(labels: int) -> None:
+    prover = ExhaustiveProver(batch_size=5)
+    seen: Counter[Verdict] = Counter()
+    for seed in WORLDS:
+        world = World(seed, labels=labels)
+        omega = world.omega()
+        predicted = world.victim.probabilities(omega).argmax(axis=1)
+        truth = world.min_adversarial()
+        order = sensitivity_order(world.space, "delete", evaluate=world.goal().evaluate)
+        proofs = prover.prove_radii(world.space, world.goal().evaluate, world.space.m + 1, order=order)
+        assert [p.radius for p in proofs] == list(range(world.space.m + 2))
+        for proof in proofs:
+            seen[proof.verdict] += 1
+            ball = [p for t, p in zip(omega, predicted) if world.text.l0(t) <= proof.radius]
+            if proof.verdict is Verdict.CERTIFIED:
+                # every text of the certified Omega_r keeps its label, and all were checked
+                assert all(p == world.label for p in ball)
+                assert proof.checked == proof.size == len(ball)
+            else:
+                assert proof.verdict is Verdict.FOUND
+                assert truth <= proof.radius
+                adv = proof.adversarial
+                assert adv is not None and world.space.contains(adv, proof.radius)
+                assert world.victim.probabilities([adv])[0].argmax() != world.label
+                assert proof.adversarial_l0 == truth  # layers go up one by one: the minimum
+        assert all((p.verdict is Verdict.FOUND) == (truth <= p.radius) for p in proofs)
+    assert seen[Verdict.CERTIFIED] > 20 and seen[Verdict.FOUND] > 20  # both verdicts exercised
+
+
+def test_prover_batches_and_stops_at_the_first_adversarial() -> None:
+    world = next(w for w in (World(s, positions=6) for s in WORLDS) if 1 <= w.min_adversarial() <= 2)
+    calls: list[int] = []
+    goal = world.goal()
+
+    def evaluate(texts: Sequence[Text]):  # type: ignore[no-untyped-def]
+        calls.append(len(texts))
+        return goal.evaluate(texts)
+
+    proof = ExhaustiveProver(batch_size=4).prove(world.space, evaluate, world.space.m)
+    assert proof.verdict is Verdict.FOUND
+    assert all(1 <= c <= 4 for c in calls)
+    assert sum(calls) == proof.checked < world.space.size()
+
+
+def test_prover_limits_give_unknown_never_certified() -> None:
+    world = next(w for w in (World(s, positions=6) for s in WORLDS) if w.min_adversarial() == math.inf)
+    space = world.space
+    assert space.size() > 8
+    timed = ExhaustiveProver(time_limit=1e-9).prove(space, world.goal().evaluate, 3)
+    assert timed.verdict is Verdict.UNKNOWN and timed.reason == "time limit"
+    capped = ExhaustiveProver(max_texts=5, batch_size=2).prove_radii(space, world.goal().evaluate, 3)
+    assert [p.verdict for p in capped][-1] is Verdict.UNKNOWN and capped[-1].reason == "text limit"
+    assert all(p.checked <= 5 for p in capped)
+    layer = QueryLayer(world.victim)
+    with layer.budget(3):
+        budgeted = ExhaustiveProver(batch_size=2).prove(space, world.goal(layer).evaluate, 3)
+    assert budgeted.verdict is Verdict.UNKNOWN and budgeted.reason == "query budget"
+    full = ExhaustiveProver().prove(space, world.goal().evaluate, space.m)
+    assert full.verdict is Verdict.CERTIFIED and full.checked == space.size()
+
+
+class _LinearGradientVictim:
+    """Two labels; logit(pos) = sum of word weights; word gradients = the weight."""
+
+    def __init__(self, weights: dict[str, float]) -> None:
+        self.weights = weights
+        self.label_names = ("neg", "pos")
+        self.capabilities = Capabilities(gradients=True)
+
+    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
+        z = np.array([sum(self.weights.get(w, 0.0) for w in t.words) for t in texts])
+        p = 1 / (1 + np.exp(-z))
+        return np.stack([1 - p, p], axis=1)
+
+    def word_gradients(self, texts: Sequence[Text], labels: Sequence[int]) -> list[np.ndarray]:
+        return [np.array([[self.weights.get(w, 0.0), 0.0] for w in t.words]) for t in texts]
+
+
+def test_sensitivity_orders() -> None:
+    text = Text.from_string("good plot and great acting")
+    space = PerturbationSpace(text, (0, 1, 3, 4), (("fine",), ("story",), ("big",), ("play",)))
+    victim = _LinearGradientVictim({"good": 0.5, "great": 2.0, "plot": -0.1, "acting": 1.0})
+    grads = sensitivity_order(space, "gradient", gradients=lambda t: victim.word_gradients([t], [1])[0])
+    assert grads == (3, 4, 0, 1)
+    goal = UntargetedClassification(QueryLayer(victim), 1)
+    assert sensitivity_order(space, "delete", evaluate=goal.evaluate) == (3, 4, 0, 1)
+    assert sensitivity_order(space, "text") == space.positions
+    with pytest.raises(ConfigError):
+        sensitivity_order(space, "gradient")
+    with pytest.raises(ConfigError):
+        sensitivity_order(space, "nonsense")
+
+
+# ---- PDP --------------------------------------------------------------------------------------------
+def test_pdp_keeps_the_search_contract() -> None:
+    assert "batching" in check_search(PseudoDynamicProgramming())
+    assert "budget" in check_search(PseudoDynamicProgramming(top_k=2, lookahead_samples=1))
+
+
+def test_exhaustive_search_keeps_the_contract_and_is_minimal() -> None:
+    assert "deterministic" in check_search(ExhaustiveSearch())
+    for seed in WORLDS:
+        world = World(seed)
+        outcome = ExhaustiveSearch().search(world.text, world.problem())
+        truth = world.min_adversarial()
+        assert outcome.success == (truth < math.inf)
+        if outcome.success:
+            assert world.text.l0(outcome.best) == truth
+
+
+@pytest.mark.parametrize("labels", [2, 3])
+def test_pdp_bound_is_never_below_the_brute_force_minimum(labels: int) -> None:
+    found = 0
+    for seed in WORLDS:
+        world = World(seed, labels=labels)
+        truth = world.min_adversarial()
+        outcome = PseudoDynamicProgramming(tau=1.0, top_k=3).search(world.text, world.problem())
+        if outcome.success:
+            found += 1
+            adv = outcome.best
+            assert world.space.contains(adv)
+            assert world.victim.probabilities([adv])[0].argmax() != world.label
+            assert world.text.l0(adv) >= truth
+        else:
+            assert world.text.l0(outcome.best) >= 0
+    assert found >= 5
+
+
+def test_pdp_finds_the_minimum_on_a_linear_victim_and_respects_tau() -> None:
+    victim = WordListVictim(["good", "great", "fine", "superb"], ["bad", "awful", "poor", "dull"])
+    text = Text.from_string("good acting, great story, fine music and superb sets in a long film")
+    table = {"good": ["nice", "bad"], "great": ["big", "awful"], "fine": ["okay", "poor"], "superb": ["dull"]}
+    space = build_space(text, DictSource(table))
+    layer = QueryLayer(victim)
+    problem = Problem(text, UntargetedClassification(layer, 1), SpaceSource(space),
+                      position_constraints=(ModificationCap(0.25),))
+    outcome = PseudoDynamicProgramming().search(text, problem)
+    assert outcome.success and text.l0(outcome.best) == 2  # score 4: two swaps reach 0 (a tie, label 0)
+    tight = PseudoDynamicProgramming(tau=0.1).search(text, problem)  # cap floor(0.1 * 14) = 1
+    assert not tight.success and text.l0(tight.best) <= 1
+
+
+def test_pdp_targeted() -> None:
+    victim = KeywordVictim({"sport": ["goal", "match"], "politics": ["vote", "law"], "arts": ["film", "song"]})
+    text = Text.from_string("a goal in the match of the season with a late goal")
+    space = build_space(text, DictSource({"goal": ["vote", "song"], "match": ["law", "film"]}))
+    layer = QueryLayer(victim)
+    problem = Problem(text, TargetedClassification(layer, 2), SpaceSource(space))
+    outcome = PseudoDynamicProgramming(tau=1.0).search(text, problem)
+    assert outcome.success
+    assert victim.probabilities([outcome.best])[0].argmax() == 2
+
+
+def test_searches_on_a_space_source_never_leave_omega() -> None:
+    for seed in range(12):
+        world = World(seed, positions=6)
+        for name in ("greedy", "pso", "beam"):
+            settings_ = {"pop_size": 8, "max_iters": 4} if name == "pso" else {}
+            outcome = SEARCHES.get(name)(**settings_).search(world.text, world.problem(tau=0.5))
+            assert world.space.contains(outcome.best, modification_cap(world.text, 0.5))
+
+
+def test_space_from_problem_reads_the_problem() -> None:
+    fake: FakeProblem = default_fake_problem()
+    start = fake.texts[0]
+    space = space_from_problem(fake.problem(start))
+    assert space.positions == (1, 2, 4, 5, 8, 9)  # good film great acting fine plot
+    assert space.substitutes_at(1) == ("nice", "bad", "decent", "fine")
+
+
+# ---- PR -----------------------------------------------------------------------------------------------
+def test_hoeffding_sample_size() -> None:
+    assert hoeffding_samples(0.025, 0.005) == 4794  # ln(400) / 0.00125 = 4793.2; the paper rounds to 5000
+    assert hoeffding_samples(0.1, 0.05) == 185
+    assert hoeffding_epsilon(4794, 0.005) < 0.025
+    with pytest.raises(ConfigError):
+        hoeffding_samples(0.0, 0.1)
+
+
+def _exact_pr(world: World, r: int) -> float:
+    texts = [t for t in world.omega() if world.text.l0(t) <= r]
+    return float(np.mean(world.victim.probabilities(texts).argmax(axis=1) == world.label))
+
+
+def test_pr_exact_mode_equals_brute_force() -> None:
+    for seed in range(20):
+        world = World(seed)
+        r = max(world.space.m - 1, 0)
+        estimate = estimate_pr(world.space, world.goal().evaluate, random.Random(0), PRConfig(), radius=r)
+        assert estimate.exact and estimate.evaluated == world.space.size(r)
+        assert estimate.pr == pytest.approx(_exact_pr(world, r)) and estimate.low == estimate.high == estimate.pr
+
+
+def test_pr_hat_is_within_eps_at_the_stated_rate() -> None:
+    eps, delta, repeats = 0.1, 0.1, 150
+    config = PRConfig(epsilon=eps, delta=delta, exact_limit=0)
+    worlds = [w for w in (World(s, positions=6) for s in WORLDS) if 0.2 < _exact_pr(w, 3) < 0.9][:2]
+    assert worlds
+    for world in worlds:
+        truth = _exact_pr(world, 3)
+        layer = QueryLayer(world.victim)  # cached: repeated draws cost nothing
+        goal = world.goal(layer)
+        misses = 0
+        for seed in range(repeats):
+            estimate = estimate_pr(world.space, goal.evaluate, random.Random(seed), config, radius=3)
+            assert not estimate.exact and estimate.evaluated == hoeffding_samples(eps, delta)
+            misses += abs(estimate.pr - truth) >= eps
+            assert estimate.low <= estimate.pr <= estimate.high
+        # Hoeffding promises at most delta; allow binomial noise above it (P(Bin(150, .1) > 27) < 1%)
+        assert misses <= 27
+
+
+def test_pr_radius_defaults_to_a_quarter_of_the_length() -> None:
+    world = World(3, positions=8)
+    estimate = estimate_pr(world.space, world.goal().evaluate, random.Random(0))
+    assert estimate.radius == 2
+
+
+# ---- candidate cleaning -------------------------------------------------------------------------------
+def test_cleaned_synonyms_rank_by_cosine_and_keep_eta() -> None:
+    words = ["good", "great", "fine", "nice", "bad", "decent", "film", "movie", "the"]
+    vectors = WordVectors(words, np.array([
+        [1.0, 0.0], [0.95, 0.1], [0.8, 0.3], [0.9, 0.2], [-1.0, 0.1], [0.6, 0.8], [0.0, 1.0], [0.1, 1.0], [0.7, 0.7],
+    ]))
+    base = DictSource({"good": ["bad", "decent", "fine", "nice", "great", "unknownword"], "the": ["fine"],
+                       "film": ["movie"]})
+    source = CleanedSynonyms(base, vectors, eta=3, min_cos=0.5, stop_words={"the"})
+    found = source.candidates(Text.from_string("the good film"), [0, 1, 2])
+    assert [s.word for s in found[1]] == ["great", "nice", "fine"]  # bad (cos < 0.5) and unknownword dropped
+    assert found[1][0].score == pytest.approx(vectors.cosine("good", "great"))
+    assert 0 not in found  # a stop word
+    assert [s.word for s in found[2]] == ["movie"]
+    loose = CleanedSynonyms(base, vectors, eta=10, min_cos=None, skip_stop_words=False)
+    assert [s.word for s in loose.candidates(Text.from_string("the good film"), [1])[1]][-1] == "bad"
+    assert "eta=3" in repr(source)
+
+
+# ---- the analysis ---------------------------------------------------------------------------------------
+def _toy_examples(n: int = 12) -> tuple[WordListVictim, DictSource, list[Example]]:
+    victim = WordListVictim(["good", "great", "fine", "superb", "lovely"], ["bad", "awful", "dull", "poor", "weak"])
+    source = DictSource({"good": ["nice", "bad", "decent"], "great": ["grand", "awful"], "fine": ["okay", "poor"],
+                         "superb": ["dull", "super"], "film": ["movie", "picture"], "plot": ["story"],
+                         "acting": ["performance"]})
+    texts = [
+        "A good film with great acting and a fine plot, superb.",
+        "Good, great and fine: a superb and lovely film with good acting.",
+        "A good film.",
+        "A bad film with awful acting.",
+        "The plot is fine but the acting is good and the film is great.",
+        "Lovely and superb and great and good, a film for all.",
+    ]
+    examples = [Example(f"ex{i}", Text.from_string(t), 1) for i, t in enumerate(texts)][:n]
+    return victim, source, examples
+
+
+def test_radius_analysis_bounds_are_sound() -> None:
+    victim, source, examples = _toy_examples()
+    analysis = RadiusAnalysis(victim, RadiusSettings(pso_pop_size=8, pso_max_iters=4, max_radius=3), source=source)
+    for example in examples:
+        record = analysis.analyse(example)
+        if record["skipped"]:
+            assert not record["correct"]
+            continue
+        space = build_space(example.text, source)
+        texts = list(space.ball())
+        predicted = victim.probabilities(texts).argmax(axis=1)
+        truth = min((example.text.l0(t) for t, p in zip(texts, predicted) if p != 1), default=math.inf)
+        radius = truth - 1  # the maximum robustness radius R (inf when robust everywhere)
+        bounds = record["bounds"]
+        assert bounds["lower"] <= radius
+        if bounds["upper"] is not None:
+            assert radius <= bounds["upper"]
+        for verdict in record["verdicts"]:
+            assert (verdict["verdict"] == "found") == (verdict["r"] >= truth) or verdict["verdict"] == "unknown"
+        for name, result in record["methods"].items():
+            if result["success"]:
+                assert result["l0"] >= truth and result["l0"] <= record["cap"], name
+    assert analysis.queries > 0
+
+
+def test_run_radius_resumes_and_summarises(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from textrobust.store import RunStore
+
+    victim, source, examples = _toy_examples()
+    settings_ = RadiusSettings(pso_pop_size=8, pso_max_iters=4)
+    with RunStore(tmp_path / "store.sqlite") as store:
+        run = store.start_run("radius", {"n": 3}, seed=0)
+        records, _ = run_radius(RadiusAnalysis(victim, settings_, source=source), examples[:3], run)
+        assert len(records) == 3
+        analysis = RadiusAnalysis(victim, settings_, source=source)
+        records, summary = run_radius(analysis, examples, run)
+        assert len(records) == len(examples)
+        assert summary["attacked"] == sum(1 for r in records if not r["skipped"])
+        assert summary["table2"]["attacks"] == summary["attacked"]
+        assert [row["r"] for row in summary["table3"]] == [1, 2, 3, 4]
+        for row in summary["table3"]:
+            assert row["found"] + row["certified"] + row["unknown"] == summary["attacked"]
+        assert summary["throughput"]["texts"] >= 0
+
+
+def test_attack_table_counts_wins_and_substitutions() -> None:
+    def rec(pdp: int | None, greedy: int | None, words: int = 10) -> dict:
+        def m(l0: int | None) -> dict:
+            return {"success": l0 is not None, "l0": l0, "fraction": None if l0 is None else l0 / words,
+                    "seconds": 1.0, "queries": 5}
+        return {"skipped": False, "methods": {"pdp": m(pdp), "greedy": m(greedy)}}
+
+    records = [rec(1, 2), rec(2, 2), rec(3, None), rec(None, 1), {"skipped": True}]
+    table = attack_table(records, ("pdp", "greedy"))
+    assert table["attacks"] == 4
+    assert table["methods"]["pdp"]["succ"] == 3 and table["methods"]["pdp"]["wins"] == 2
+    assert table["methods"]["greedy"]["succ"] == 3 and table["methods"]["greedy"]["wins"] == 1
+    assert table["methods"]["pdp"]["percent_substituted"] == pytest.approx(20.0)
+    curves = yield_curves(records, ("pdp", "greedy"), 2)
+    assert curves["r"] == [0, 1, 2, 3]
+    assert curves["pdp"] == [100.0, 75.0, 50.0, 25.0]
+    assert curves["greedy"] == [100.0, 75.0, 25.0, 25.0]
+
+
+def test_certified_table_and_pr_summary() -> None:
+    records = [
+        {"skipped": False, "methods": {}, "verdicts": [{"r": 1, "verdict": "certified", "seconds": 1.0},
+                                                       {"r": 2, "verdict": "found", "seconds": 3.0}]},
+        {"skipped": False, "methods": {}, "verdicts": [{"r": 1, "verdict": "found", "seconds": 2.0},
+                                                       {"r": 2, "verdict": "found", "seconds": 2.0}]},
+    ]
+    table = certified_table(records, 2)
+    assert table[0]["certified_pct"] == 50.0 and table[0]["found_pct"] == 50.0
+    assert table[1]["found"] == 2 and table[1]["found_seconds"] == 2.5
+    prs = [{"skipped": False, "pr": {"pr": v, "exact": False, "radius": 2, "seconds": 0.1}} for v in (0.95, 0.5, 1.0)]
+    summary = pr_summary([*prs, {"skipped": True}], 0.9)
+    assert summary["scored"] == 3 and summary["above_threshold"] == 2 and summary["skipped"] == 1
+
+
+def test_pr_analysis_on_a_toy_victim() -> None:
+    victim, source, examples = _toy_examples()
+    analysis = PRAnalysis(victim, PRSettings(epsilon=0.1, delta=0.1), source=source)
+    record = analysis.analyse(examples[1])
+    assert not record["skipped"]
+    assert 0.0 <= record["pr"]["low"] <= record["pr"]["pr"] <= record["pr"]["high"] <= 1.0
+    assert record["pr"]["radius"] == modification_cap(examples[1].text, 0.25)
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ConfigError):
+        RadiusSettings(methods=("pdp", "textbugger"))
+    with pytest.raises(ConfigError):
+        RadiusSettings(methods=("greedy",))  # the prover needs PDP's bound
+    assert RadiusSettings(methods=("greedy",), prover=False).methods == ("greedy",)
+    with pytest.raises(ConfigError):
+        PRSettings(epsilon=0.0)
+    with pytest.raises(TextRobustError):
+        ExhaustiveProver(batch_size=0)
+
+
+def test_plots_are_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from textrobust.radius.plots import pr_violin, substitution_scatter, yield_plot
+
+    violin = pr_violin({"bow": [0.9, 1.0, 0.5], "cnn": [0.8, 0.99]}, tmp_path / "v.png")
+    curve = yield_plot({"r": [0, 1, 2], "pdp": [100, 60, 40], "certified": [100, 50, 30]}, tmp_path / "c.png")
+    records = [{"methods": {"pdp": {"success": True, "l0": 1}, "greedy": {"success": True, "l0": 2}}}]
+    scatter = substitution_scatter(records, tmp_path / "s.png")
+    assert all(p.stat().st_size > 1000 for p in (violin, curve, scatter))
+    with pytest.raises(ConfigError):
+        pr_violin({}, tmp_path / "empty.png")
+
+
+def test_cli_registers_radius_and_pr() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from textrobust.cli import radius
+
+    app = typer.Typer()
+    radius.register(app)
+    runner = CliRunner()
+    assert "--max-radius" in runner.invoke(app, ["radius", "--help"]).output
+    result = runner.invoke(app, ["pr", "--help"])
+    assert result.exit_code == 0 and "--epsilon" in result.output
+    bad = runner.invoke(app, ["radius", "--methods", "pdp,nonsense", "--n", "1"])
+    assert bad.exit_code == 2 and "methods" in bad.output
+
+
+# ---- heavy: real assets ----------------------------------------------------------------------------------
+@pytest.mark.heavy
+def test_demo_step_on_the_default_victim(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from textrobust.cli.radius import demo_step
+
+    summary = demo_step(tmp_path, n=4)
+    assert summary["radius"]["examples"] == 4
+    assert summary["pr"]["examples"] == 4
+    assert (tmp_path / "radius" / "summary.json").is_file() and (tmp_path / "pr" / "summary.json").is_file()
+
+
+def test_exports_match_all() -> None:
+    import textrobust.radius as radius
+
+    assert all(getattr(radius, name) is not None for name in radius.__all__)
+    public = {n for n in dir(radius) if not n.startswith("_") and type(getattr(radius, n)).__name__ != "module"}
+    assert public - {"annotations"} == set(radius.__all__)
+    assert {name for name, _, _ in radius.SEARCH_ENTRIES} == {"pdp", "exhaustive"}
