@@ -30,7 +30,7 @@ def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    for test in finder.find(module, name, globs={}):
+    for test in finder.find(module, name):
         runner.run(test)
     assert runner.failures == 0, f"{runner.failures} docstring example(s) failed in {name}"
 

@@ -133,7 +133,8 @@ def test_queries_are_counted_per_example(tmp_path: Path) -> None:
         assert no_counter.result("ex-001").queries is None
 
 
-def test_progress_task_counts_done_examples_and_queries(tmp_path: Path) -> None:
+def test_progress_task_counts_done_examples_and_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TEXTROBUST_NO_PROGRESS", raising=False)  # CI sets it
     console = Console(file=io.StringIO(), force_terminal=False, width=120)
     with RunStore(tmp_path / "runs.sqlite") as store:
         run = store.start_run("attack", {}, seed=0)
@@ -245,3 +246,13 @@ def test_kill_9_loses_nothing_recorded_and_resume_recomputes_nothing(tmp_path: P
         if row.example_id in before:  # nothing recorded was lost or changed
             assert row == before[row.example_id]
         assert row.payload["square"] == row.position**2
+
+
+def test_progress_can_be_switched_off_by_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEXTROBUST_NO_PROGRESS", "1")
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        run = store.start_run("attack", {}, seed=0)
+        with make_progress(console=console) as progress:
+            run_examples(run, [("a", 1)], lambda x: {"v": x}, progress=progress, description="quiet")
+    assert "quiet" not in console.file.getvalue()
