@@ -74,7 +74,7 @@ def pipeline_throughput(victim: Any, spaces: list[Any], n_texts: int, batch: int
         layer = QueryLayer(victim, batch_size=batch, cache_size=0)
         goal = UntargetedClassification(layer, 0)
 
-        def never(batch_texts: Any) -> Evaluation:
+        def never(batch_texts: Any, goal: Any = goal) -> Evaluation:
             found = goal.evaluate(batch_texts)
             return Evaluation(found.scores, np.zeros(len(batch_texts), dtype=bool), found.outputs)
 
@@ -101,7 +101,14 @@ def pipeline_throughput(victim: Any, spaces: list[Any], n_texts: int, batch: int
 
 def run_victim(name: str, args: argparse.Namespace, source: Any) -> dict[str, Any]:
     from textrobust.data import load_dataset
-    from textrobust.radius import PRAnalysis, PRSettings, RadiusAnalysis, RadiusSettings, run_pr, run_radius
+    from textrobust.radius import (
+        PRAnalysis,
+        PRSettings,
+        RadiusAnalysis,
+        RadiusSettings,
+        run_pr,
+        run_radius,
+    )
     from textrobust.radius.analysis import space_of
     from textrobust.runner import make_progress
     from textrobust.store import RunStore
@@ -111,7 +118,8 @@ def run_victim(name: str, args: argparse.Namespace, source: Any) -> dict[str, An
     test = load_dataset("rotten_tomatoes", split="test")
     out = Path(args.out) / name
     out.mkdir(parents=True, exist_ok=True)
-    result: dict[str, Any] = {"victim": name, "path": str(path), "card": getattr(victim, "card", None)}
+    card = getattr(victim, "card", None)
+    result: dict[str, Any] = {"victim": name, "path": str(path), "accuracy": getattr(card, "test_accuracy", None)}
 
     settings = RadiusSettings(time_limit=args.time_limit, max_radius=4, seed=args.seed)
     analysis = RadiusAnalysis(victim, settings, source=source, batch_size=args.batch)
@@ -123,6 +131,7 @@ def run_victim(name: str, args: argparse.Namespace, source: Any) -> dict[str, An
         with make_progress() as progress:
             records, summary = run_radius(analysis, dataset, run, progress=progress, description=f"radius {name}")
         summary["wall_seconds"] = time.perf_counter() - started
+        summary["recorded_seconds"] = sum(row.seconds or 0.0 for row in run.results())
         run.finish(summary)
     result["radius"] = summary
     result["radius_records"] = records
@@ -137,6 +146,7 @@ def run_victim(name: str, args: argparse.Namespace, source: Any) -> dict[str, An
             pr_records, pr_sum = run_pr(pr_analysis, test.take(args.pr_n), run, progress=progress,
                                         description=f"PR {name}")
         pr_sum["wall_seconds"] = time.perf_counter() - started
+        pr_sum["recorded_seconds"] = sum(row.seconds or 0.0 for row in run.results())
         run.finish(pr_sum)
     result["pr"] = pr_sum
     result["pr_values"] = [r["pr"]["pr"] for r in pr_records if not r.get("skipped") and "pr" in r]
@@ -167,12 +177,27 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         yield_plot(r["radius"]["curves"], figures / f"figure4_{r['victim']}.png", title=f"{r['victim']}")
         substitution_scatter(r["radius_records"], figures / f"figure3_{r['victim']}.png", title=r["victim"])
 
-    cmd = " ".join(["python benchmarks/radius.py", *sys.argv[1:]])
+    shown, skip = [], False
+    for arg in sys.argv[1:]:  # the command to rerun from scratch: without --resume / --out
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif arg != "--resume" and not arg.startswith("--out="):
+            shown.append(arg)
+    cmd = " ".join(["python benchmarks/radius.py", *shown])
+    recorded = sum(r["radius"]["recorded_seconds"] + r["pr"]["recorded_seconds"] for r in results)
     lines = [
         "# Robustness radius: PDP, prover, PR (Yang et al. 2022) on the project's victims",
         "",
-        f"Command: `{cmd}` (about {seconds / 60:.0f} minutes of wall time on the shared 2-core machine, one torch "
-        f"thread; other jobs were running, so times are noisy).",
+        f"Command: `{cmd}`. Per-example compute recorded in the run stores: {recorded / 60:.0f} minutes in all "
+        "(radius and PR; the throughput measurements add about a minute per victim), on the shared 2-core machine "
+        "with one torch thread while other jobs ran, so times are noisy."
+        + (" This note was regenerated with `--resume` from the stored runs." if args.resume else ""),
+        "",
+        "Per victim (minutes of recorded compute, radius + PR): " + ", ".join(
+            f"{r['victim']} {r['radius']['recorded_seconds'] / 60:.1f} + {r['pr']['recorded_seconds'] / 60:.1f}"
+            for r in results) + ".",
         "",
         f"Data: the first {args.n} examples of the bundled Rotten Tomatoes test split for Tables 2 and 3, the first "
         f"{args.pr_n} for PR; examples the victim misclassifies are skipped (as in the paper). Candidate sets: WordNet "
@@ -229,12 +254,23 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
             lines.append(f"| {r['victim']} | {row['r']} | {_f(row['found_pct'])} | {_f(row['found_seconds'], 3)} | "
                          f"{_f(row['certified_pct'])} | {_f(row['certified_seconds'], 3)} | {_f(row['unknown_pct'])} |")
     lines += ["", "Bounds on the maximum robustness radius R per example:", "",
-              "| victim | examples | mean lower | mean upper (where an adversarial example is known) | R exact | exact R = 0, 1, 2, ... |",
-              "|---|---|---|---|---|---|"]
+              "| victim | examples | mean lower | mean upper (where an adversarial example is known) | R exact | exact R = 0, 1, 2, ... | robust on all of Omega |",
+              "|---|---|---|---|---|---|---|"]
     for r in results:
         b = r["radius"]["bounds"]
         lines.append(f"| {r['victim']} | {b['examples']} | {_f(b['mean_lower'])} | {_f(b['mean_upper'])} "
-                     f"({b['with_upper']}) | {100 * b['exact_share']:.1f}% | {json.dumps(b['exact_radius_counts'])} |")
+                     f"({b['with_upper']}) | {100 * b['exact_share']:.1f}% | {json.dumps(b['exact_radius_counts'])} | "
+                     f"{100 * b['robust_everywhere_share']:.1f}% |")
+    lines += ["", "Attack methods against the prover: *optimal* = successes using exactly the minimal number of words, "
+              "among the successes on examples whose R is exact; *missed* = failures where an adversarial example "
+              "within the cap is known (from another method or the prover); *violations* = successes with no more "
+              "words than a certified radius (impossible for a sound prover; must be 0).", "",
+              "| victim | method | optimal / exact | missed | violations |", "|---|---|---|---|---|"]
+    for r in results:
+        o = r["radius"]["optimality"]
+        for m in ("pso", "greedy", "pdp"):
+            lines.append(f"| {r['victim']} | {m} | {o[m]['optimal']} / {o[m]['exact']} | {o[m]['missed']} | "
+                         f"{o[m]['violations']} |")
     lines += [
         "",
         "## Figure 4: share of regions not yielding, per radius",
@@ -278,9 +314,8 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         lines.append(f"| {r['victim']} | {t['texts_pipeline']:,} | {t['mean_words']:.1f} | {t['raw_texts_per_second']:,.0f} | "
                      f"{t['pipeline_texts_per_second']:,.0f} | {100 * t['pipeline_texts_per_second'] / t['raw_texts_per_second']:.0f}% | "
                      f"{100 * t['pipeline_forward_share']:.0f}% | {th['texts_per_second']:,.0f} |")
-    lines += ["", "Victims: " + "; ".join(
-        f"{r['victim']} (test accuracy {r['card'].get('test_accuracy', float('nan')):.3f})" if isinstance(r.get("card"), dict)
-        else r["victim"] for r in results), ""]
+    lines += ["", "Victims (the project's zoo, trained on the bundled data; accuracy on the whole test split): " + "; ".join(
+        f"{r['victim']} {r['accuracy']:.3f}" if r.get("accuracy") is not None else r["victim"] for r in results), ""]
     note = RESULTS / "radius.md"
     note.write_text("\n".join(lines) + "\n")
     (RESULTS / "radius" / "numbers.json").write_text(json.dumps(

@@ -158,7 +158,8 @@ def test_unrank_is_a_bijection_onto_omega_r() -> None:
 def test_exact_big_integer_sizes() -> None:
     n = 60
     text = Text.from_string(" ".join(f"w{i}" for i in range(n)))
-    space = PerturbationSpace(text, tuple(range(n)), tuple((f"a{i}", f"b{i}", f"c{i}", f"d{i}", f"e{i}") for i in range(n)))
+    subs = tuple(tuple(f"{c}{i}" for c in "abcde") for i in range(n))
+    space = PerturbationSpace(text, tuple(range(n)), subs)
     assert space.size() == 6**60  # > 2**155: no float could hold it exactly
     assert space.size(3) == sum(math.comb(60, k) * 5**k for k in range(4))
     assert space.layer_size(60) == 5**60
@@ -201,7 +202,8 @@ def test_space_validation_and_sources() -> None:
 @given(st.lists(st.integers(1, 3), min_size=0, max_size=5), st.integers(0, 6))
 def test_size_is_the_sum_of_elementary_symmetric_polynomials(counts: list[int], r: int) -> None:
     text = Text.from_string(" ".join(f"w{i}" for i in range(len(counts))) or "...")
-    space = PerturbationSpace(text, tuple(range(len(counts))), tuple(tuple(f"s{i}{j}" for j in range(c)) for i, c in enumerate(counts)))
+    subs = tuple(tuple(f"s{i}{j}" for j in range(c)) for i, c in enumerate(counts))
+    space = PerturbationSpace(text, tuple(range(len(counts))), subs)
     expected = sum(
         math.prod(counts[i] for i in chosen) for k in range(min(r, len(counts)) + 1)
         for chosen in itertools.combinations(range(len(counts)), k)
@@ -494,6 +496,7 @@ def test_radius_analysis_bounds_are_sound() -> None:
         radius = truth - 1  # the maximum robustness radius R (inf when robust everywhere)
         bounds = record["bounds"]
         assert bounds["lower"] <= radius
+        assert bounds["robust_everywhere"] == (truth == math.inf and space.m <= 3)
         if bounds["upper"] is not None:
             assert radius <= bounds["upper"]
         for verdict in record["verdicts"]:
@@ -612,9 +615,9 @@ def test_cli_registers_radius_and_pr() -> None:
 def test_demo_step_on_the_default_victim(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from textrobust.cli.radius import demo_step
 
-    summary = demo_step(tmp_path, n=4)
-    assert summary["radius"]["examples"] == 4
-    assert summary["pr"]["examples"] == 4
+    summary = demo_step(tmp_path, n=3)
+    assert summary["radius"]["examples"] == 3
+    assert summary["pr"]["examples"] == 3
     assert (tmp_path / "radius" / "summary.json").is_file() and (tmp_path / "pr" / "summary.json").is_file()
 
 
@@ -625,3 +628,23 @@ def test_exports_match_all() -> None:
     public = {n for n in dir(radius) if not n.startswith("_") and type(getattr(radius, n)).__name__ != "module"}
     assert public - {"annotations"} == set(radius.__all__)
     assert {name for name, _, _ in radius.SEARCH_ENTRIES} == {"pdp", "exhaustive"}
+
+
+def test_optimality_table_against_the_prover() -> None:
+    from textrobust.radius import optimality_table
+
+    def m(l0: int | None) -> dict:
+        return {"success": l0 is not None, "l0": l0}
+
+    records = [
+        {"skipped": False, "cap": 3, "methods": {"pdp": m(2), "greedy": m(3)},
+         "bounds": {"lower": 1, "upper": 1, "exact": True}, "prover": []},
+        {"skipped": False, "cap": 3, "methods": {"pdp": m(None), "greedy": m(None)},
+         "bounds": {"lower": 1, "upper": 1, "exact": True},
+         "prover": [{"verdict": "found", "adversarial_l0": 2}]},
+        {"skipped": False, "cap": 3, "methods": {"pdp": m(1), "greedy": m(None)},
+         "bounds": {"lower": 2, "upper": 0, "exact": False}, "prover": []},
+    ]
+    table = optimality_table(records, ("pdp", "greedy"))
+    assert table["pdp"] == {"exact": 1, "optimal": 1, "missed": 1, "violations": 1}
+    assert table["greedy"] == {"exact": 1, "optimal": 0, "missed": 2, "violations": 0}

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from textrobust.cli import assets, attack, components, data, demo, evaluate, export, train
+from textrobust.cli import assets, attack, components, data, demo, evaluate, export, radius, train
 from textrobust.cli.common import err_console
 
 app = typer.Typer(
@@ -23,7 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (assets, components, data, train, evaluate, attack, demo, export):
+for module in (assets, components, data, train, evaluate, attack, radius, demo, export):
     module.register(app)
 
 

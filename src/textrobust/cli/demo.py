@@ -39,10 +39,18 @@ def _attack_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
     return result
 
 
+def _radius_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
+    from textrobust.cli.radius import demo_step
+
+    # a few examples: PDP bounds, prover certificates and PR on the default victim
+    return demo_step(out / "radius", n=min(n or 3, 3), resume=resume)
+
+
 #: The demo's steps, in order: name -> function(out, n, resume) -> summary.
 STEPS: dict[str, Callable[[Path, int | None, bool], dict[str, Any]]] = {
     "evaluate": _evaluate_step,
     "attack": _attack_step,
+    "radius": _radius_step,
 }
 
 

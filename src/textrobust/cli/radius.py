@@ -126,12 +126,16 @@ def print_radius(result: dict[str, Any]) -> None:
     t2 = s["table2"]
     table = Table(title=f"Table 2: attacks on {result['data']}/{result['split']} ({Path(result['victim']).name}), "
                         f"{t2['attacks']} attacked")
-    for col in ("method", "#Succ", "succ %", "#Win", "%S", "mean words", "queries", "seconds"):
+    optimality = s.get("optimality", {})
+    for col in ("method", "#Succ", "succ %", "#Win", "%S", "mean words", "queries", "seconds", "optimal/exact",
+                "missed"):
         table.add_column(col, justify="right" if col != "method" else "left")
     for name, row in t2["methods"].items():
+        o = optimality.get(name)
         table.add_row(name, fmt(row["succ"]), fmt(row["succ_rate"], "%"), fmt(row["wins"]),
                       fmt(row["percent_substituted"]), fmt(row["mean_l0"]), fmt(row["mean_queries"]),
-                      fmt(row["mean_seconds"]))
+                      fmt(row["mean_seconds"]), f"{o['optimal']}/{o['exact']}" if o else "-",
+                      fmt(o["missed"]) if o else "-")
     console.print(table)
     if "table3" in s:
         table = Table(title="Table 3: found / certified / unknown per radius (PDP, then the prover)")
@@ -146,8 +150,9 @@ def print_radius(result: dict[str, Any]) -> None:
         table = Table(title="bounds on the robustness radius R, and prover speed")
         table.add_column("metric")
         table.add_column("value", justify="right")
-        rows = [("examples with bounds", b["examples"], ""), ("mean lower bound", b["mean_lower"], ""),
-                ("mean upper bound (where known)", b["mean_upper"], ""), ("R exact", b["exact_share"], "%"),
+        rows = [("examples with bounds", b["examples"], ""), ("mean lower bound (all examples)", b["mean_lower"], ""),
+                (f"mean upper bound (the {b['with_upper']} with an adversarial example)", b["mean_upper"], ""), ("R exact", b["exact_share"], "%"),
+                ("proven robust on all of Omega", b["robust_everywhere_share"], "%"),
                 ("prover texts checked", th["texts"], ""), ("prover texts / s", th["texts_per_second"], ""),
                 ("share of prover time in forward passes", th["forward_share"], "%")]
         if "raw_forward" in s:
@@ -176,7 +181,7 @@ def radius_cmd(
     eta: Annotated[int, typer.Option(help="Synonyms kept per position (S(X,p) has eta + 1 words).")] = 5,
     min_cos: Annotated[Optional[float], typer.Option(help="Cosine floor of a synonym (counter-fitted GloVe).")] = 0.5,
     tau: Annotated[float, typer.Option(help="Maximum share of substituted words of an adversarial example.")] = 0.25,
-    methods: Annotated[str, typer.Option(help="Comma-separated attack methods of: pdp, greedy, pso.")] = "pdp,greedy,pso",
+    methods: Annotated[str, typer.Option(help="Comma-separated methods of: pdp, greedy, pso.")] = "pdp,greedy,pso",
     top_k: Annotated[int, typer.Option(help="PDP: texts kept per step (K).")] = 10,
     lookahead: Annotated[int, typer.Option(help="PDP: texts drawn for the look-ahead.")] = 4,
     prover: Annotated[bool, typer.Option(help="Certify radii with the exhaustive prover.")] = True,
@@ -317,7 +322,7 @@ def pr_cmd(
 
 
 # ---- demo -----------------------------------------------------------------------------------------
-def demo_step(out: Path, *, n: int) -> dict[str, Any]:
+def demo_step(out: Path, *, n: int, resume: bool = False) -> dict[str, Any]:
     """A short radius + PR run on the default victim (first ``n`` test examples): PDP,
     greedy and a small PSO, the prover up to r = 3 (10 s per example), PR with the
     paper's guarantee. Writes ``out/radius`` and ``out/pr``; returns both summaries."""
@@ -326,10 +331,10 @@ def demo_step(out: Path, *, n: int) -> dict[str, Any]:
     settings = RadiusSettings(methods=("pdp", "greedy", "pso"), pso_pop_size=20, pso_max_iters=10,
                               max_radius=3, time_limit=10.0)
     victim, path = load_victim("default")
-    radius = run_radius_cmd(str(path), "rotten_tomatoes", "test", n, Path(out) / "radius", False, 0, settings,
+    radius = run_radius_cmd(str(path), "rotten_tomatoes", "test", n, Path(out) / "radius", resume, 0, settings,
                             kind="demo-radius", victim=victim)
     print_radius(radius)
-    pr = run_pr_cmd(str(path), "rotten_tomatoes", "test", n, Path(out) / "pr", False, 0, PRSettings(),
+    pr = run_pr_cmd(str(path), "rotten_tomatoes", "test", n, Path(out) / "pr", resume, 0, PRSettings(),
                     kind="demo-pr", victim=victim)
     print_pr(pr)
     return {"radius": radius["summary"], "pr": pr["summary"], "figures": {**radius["figures"], **pr["figures"]},

@@ -14,6 +14,7 @@ Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt).
 - :mod:`~textrobust.radius.analysis`: the per-example analysis, Tables 2-3, Figure 4-5 data.
 - :mod:`~textrobust.radius.plots`: the figures (matplotlib, Agg).
 
+>>> from textrobust.radius import PerturbationSpace, hoeffding_samples
 >>> from textrobust.text import Text
 >>> space = PerturbationSpace(Text.from_string("a good film"), (1, 2), (("fine", "nice"), ("movie",)))
 >>> space.size(1), hoeffding_samples(0.025, 0.005)
@@ -33,6 +34,7 @@ from textrobust.radius.analysis import (
     attack_table,
     bounds_summary,
     certified_table,
+    optimality_table,
     pr_summary,
     raw_forward_speed,
     run_pr,
@@ -87,6 +89,7 @@ __all__ = [
     "hoeffding_epsilon",
     "hoeffding_samples",
     "modification_cap",
+    "optimality_table",
     "pr_radius",
     "pr_summary",
     "raw_forward_speed",

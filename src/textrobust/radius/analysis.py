@@ -75,6 +75,7 @@ __all__ = [
     "attack_table",
     "bounds_summary",
     "certified_table",
+    "optimality_table",
     "pr_summary",
     "probe_texts",
     "raw_forward_speed",
@@ -337,12 +338,15 @@ class RadiusAnalysis:
         lower = max(certified, default=0)
         upper = min(found_l0) - 1 if found_l0 else None
         checked = max((p.checked for p in proofs), default=0)
+        everywhere = any(p.verdict is Verdict.CERTIFIED and p.size == space.size() for p in proofs)
         return {
             "order": order_method.value,
             "order_positions": list(order),
             "prover": [p.to_dict() for p in proofs if p.radius >= 1],
             "verdicts": verdicts,
-            "bounds": {"lower": lower, "upper": upper, "exact": upper is not None and lower == upper},
+            # robust_everywhere: the prover checked all of Omega(X) (m <= max_radius): R is unbounded
+            "bounds": {"lower": lower, "upper": upper, "exact": upper is not None and lower == upper,
+                       "robust_everywhere": everywhere},
             "prover_checked": checked,
             "prover_seconds": prover_seconds,
             "prover_forward_seconds": stats.forward_seconds,
@@ -428,6 +432,7 @@ def run_radius(
     if s.prover:
         summary["table3"] = certified_table(records, s.max_radius)
         summary["bounds"] = bounds_summary(records)
+        summary["optimality"] = optimality_table(records, s.methods)
         summary["throughput"] = throughput_summary(records)
     return records, summary
 
@@ -486,6 +491,38 @@ def attack_table(records: Sequence[Mapping[str, Any]], methods: Sequence[str] = 
     return out
 
 
+def optimality_table(records: Sequence[Mapping[str, Any]], methods: Sequence[str] = METHODS) -> dict[str, Any]:
+    """How each attack method compares with the prover, per method:
+
+    - ``optimal``: successes whose count equals the true minimum, among ``exact`` (the
+      successes on examples where the bounds meet, so the minimum ``R + 1`` is known);
+    - ``missed``: failures on examples where some adversarial example within the cap is
+      known (from another method or the prover);
+    - ``violations``: successes with no more words than a certified radius, which a
+      sound prover makes impossible (must be 0).
+    """
+    rows = [r for r in _attacked(records) if "bounds" in r]
+    out: dict[str, Any] = {"examples": len(rows)}
+    for method in methods:
+        exact = optimal = missed = violations = 0
+        for r in rows:
+            result = r["methods"].get(method)
+            if result is None:
+                continue
+            bounds = r["bounds"]
+            if result["success"]:
+                violations += result["l0"] <= bounds["lower"]
+                if bounds["exact"]:
+                    exact += 1
+                    optimal += result["l0"] == bounds["upper"] + 1
+            else:
+                known = [o["l0"] for o in r["methods"].values() if o.get("success")]
+                known += [p["adversarial_l0"] for p in r.get("prover", ()) if p["verdict"] == Verdict.FOUND.value]
+                missed += any(k is not None and k <= r["cap"] for k in known)
+        out[method] = {"exact": exact, "optimal": optimal, "missed": missed, "violations": violations}
+    return out
+
+
 def certified_table(records: Sequence[Mapping[str, Any]], max_radius: int = 4) -> list[dict[str, Any]]:
     """Table 3: for each ``r``, the share of examples found (%F), certified (%C) and
     unknown (%U), with the mean seconds to each verdict."""
@@ -509,8 +546,8 @@ def certified_table(records: Sequence[Mapping[str, Any]], max_radius: int = 4) -
 
 def bounds_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Bounds on ``R`` over the examples: mean lower bound, mean upper bound (where an
-    adversarial example is known), the share where ``R`` is exact, and the distribution
-    of exact radii."""
+    adversarial example is known), the share where ``R`` is exact, the distribution of
+    exact radii, and how many were proven robust on all of ``Omega(X)``."""
     rows = [r for r in _attacked(records) if "bounds" in r]
     lower = [r["bounds"]["lower"] for r in rows]
     upper = [r["bounds"]["upper"] for r in rows if r["bounds"]["upper"] is not None]
@@ -518,8 +555,11 @@ def bounds_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     histogram: dict[str, int] = {}
     for value in exact:
         histogram[str(value)] = histogram.get(str(value), 0) + 1
+    everywhere = sum(1 for r in rows if r["bounds"].get("robust_everywhere"))
     return {
         "examples": len(rows),
+        "robust_everywhere": everywhere,
+        "robust_everywhere_share": everywhere / len(rows) if rows else math.nan,
         "mean_lower": _mean(lower),
         "mean_upper": _mean(upper),
         "with_upper": len(upper),
@@ -536,7 +576,8 @@ def yield_curves(
     at least ``max_radius``), the percentage of examples whose ``Omega_r`` did not yield
     to each method (no adversarial example with at most ``r`` words). These are upper
     bounds on the truly robust share; ``"certified"`` (when the prover ran) is the share
-    proven robust at ``r``, a lower bound."""
+    proven robust at ``r``, a lower bound (beyond ``max_radius``: the examples proven
+    robust on the whole space)."""
     rows = _attacked(records)
     top = max([max_radius] + [o["l0"] for r in rows for o in r["methods"].values() if o.get("success")])
     curves: dict[str, list[float]] = {"r": list(range(top + 1))}
@@ -549,9 +590,13 @@ def yield_curves(
             curve.append(100.0 * held / n if n else math.nan)
         curves[method] = curve
     if any("bounds" in r for r in rows):
+        # beyond the prover's largest radius only the examples certified on all of Omega count
+        def certified(r: Mapping[str, Any], radius: int) -> bool:
+            b = r.get("bounds")
+            return b is not None and (b.get("robust_everywhere") or (radius <= max_radius and b["lower"] >= radius))
+
         curves["certified"] = [
-            100.0 * sum(1 for r in rows if "bounds" in r and r["bounds"]["lower"] >= radius) / n if n else math.nan
-            for radius in range(top + 1)
+            100.0 * sum(1 for r in rows if certified(r, radius)) / n if n else math.nan for radius in range(top + 1)
         ]
     return curves
 
@@ -625,7 +670,8 @@ def probe_texts(
     import random
 
     by_id = {e.id: e.text for e in examples}
-    spaces = [space_of(r, by_id[r["example_id"]]) for r in _attacked(records) if r["example_id"] in by_id and "space" in r]
+    spaces = [space_of(r, by_id[r["example_id"]]) for r in _attacked(records)
+              if r["example_id"] in by_id and "space" in r]
     spaces = [s for s in spaces if s.m > 0]
     if not spaces:
         return []

@@ -54,6 +54,8 @@ class PerturbationSpace:
     """``Omega(X)`` for one text: ``positions`` (P, in text order) and for each the
     ``substitutes`` (``S(X, p)`` without the original word, best first).
 
+    >>> from textrobust.radius import PerturbationSpace
+    >>> from textrobust.text import Text
     >>> x = Text.from_string("a good film")
     >>> space = PerturbationSpace(x, (1, 2), (("fine", "nice"), ("movie",)))
     >>> space.size(), space.size(1), space.layer_size(2)
@@ -76,7 +78,9 @@ class PerturbationSpace:
                 f"positions and {len(self.substitutes)} lists."
             )
         if list(self.positions) != sorted(set(self.positions)):
-            raise ConfigError(f"The positions of a PerturbationSpace must be distinct and sorted. Got {self.positions}.")
+            raise ConfigError(
+                f"The positions of a PerturbationSpace must be distinct and sorted. Got {self.positions}."
+            )
         n = len(self.original)
         words = self.original.words
         for p, subs in zip(self.positions, self.substitutes):

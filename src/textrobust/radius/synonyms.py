@@ -49,7 +49,8 @@ class CleanedSynonyms:
     ``vectors`` (default counter-fitted GloVe), at most ``eta`` per position, best first;
     each :class:`~textrobust.attack.problem.Substitution` carries its cosine as score.
 
-    ``base``, ``vectors`` and ``stop_words`` are loaded on first use when None.
+    When None, ``base`` is a default :class:`~textrobust.attack.candidates.WordNetSynonyms`
+    (WordNet and spaCy load on first use); ``vectors`` and ``stop_words`` load on first use.
     """
 
     def __init__(
@@ -63,16 +64,16 @@ class CleanedSynonyms:
         stop_words: Collection[str] | None = None,
     ) -> None:
         self.config = CleanedSynonymsConfig(eta=eta, min_cos=min_cos, skip_stop_words=skip_stop_words)
-        self._base = base
+        if base is None:  # cheap: WordNet and spaCy load on first use
+            from textrobust.attack.candidates import WordNetSynonyms
+
+            base = WordNetSynonyms()
+        self._base: CandidateSource = base
         self._vectors = vectors
         self._stop = None if stop_words is None else frozenset(w.lower() for w in stop_words)
 
     @property
     def base(self) -> CandidateSource:
-        if self._base is None:
-            from textrobust.attack.candidates import WordNetSynonyms
-
-            self._base = WordNetSynonyms()
         return self._base
 
     @property
@@ -123,5 +124,5 @@ class CleanedSynonyms:
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.config.to_dict().items())
-        base = "WordNetSynonyms" if self._base is None else repr(self._base)
-        return f"CleanedSynonyms(base={base}, {shown})"
+        # the repr must not change once resources load: run stores compare it on resume
+        return f"CleanedSynonyms(base={self._base!r}, {shown})"

@@ -54,3 +54,22 @@ _ENTRIES: tuple[tuple[str, Callable[..., Any], str], ...] = (
 )
 for _name, _factory, _summary in _ENTRIES:
     SEARCHES.add(_name, _factory, _summary)
+
+
+def _pdp(**settings: Any) -> Search:
+    from textrobust.radius.pdp import PseudoDynamicProgramming
+
+    return PseudoDynamicProgramming(**settings)
+
+
+def _exhaustive(**settings: Any) -> Search:
+    from textrobust.radius.prover import ExhaustiveSearch
+
+    return ExhaustiveSearch(**settings)
+
+
+# Searches of the robustness-radius work (Yang et al. 2022) live in textrobust.radius,
+# which imports this package: registered through factories that import on use.
+SEARCHES.add("pdp", _pdp, "pseudo-dynamic programming: few-substitution attacks (Yang et al. 2022)")
+SEARCHES.add("exhaustive", _exhaustive, "exhaustive search by layers: a minimal adversarial example (Yang et al. 2022)")
+
