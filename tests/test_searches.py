@@ -76,7 +76,8 @@ def sigmoid(x: float) -> float:
 
 # ---- registry, settings, repr ------------------------------------------------------------------
 def test_registry_names_the_four_searches_and_builds_them_with_settings() -> None:
-    assert ALL == ["beam", "genetic", "greedy", "pso"]
+    # the engine's four, plus the robustness-radius searches registered by textrobust.radius
+    assert ALL == ["beam", "exhaustive", "genetic", "greedy", "pdp", "pso"]
     assert SEARCHES.entries()[0].summary.startswith("beam search")
     search = SEARCHES.get("beam")(beam_width=3)
     assert isinstance(search, BeamSearch) and search.config.beam_width == 3
@@ -165,7 +166,7 @@ def test_constraints_hold_for_every_search_even_through_crossover_and_moves(name
     fake = constrained()
     start = Text.from_string("good good great great fine fine")  # needs 4 swaps: impossible with 2
     with fake.budgeted(start, None) as problem:
-        outcome = build(name, **({} if name in ("beam", "greedy") else {"pop_size": 30})).search(start, problem)
+        outcome = build(name, **({"pop_size": 30} if name in ("genetic", "pso") else {})).search(start, problem)
     assert start.l0(outcome.best) <= 2
     assert not {"bad", "awful"} <= set(outcome.best.words)
     assert not outcome.success
@@ -239,8 +240,10 @@ def test_a_pair_premise_is_never_changed() -> None:
     for name in ALL:
         layer = QueryLayer(victim)
         outcome = build(name).search(start, Problem(start, UntargetedClassification(layer, 1), source))
-        assert outcome.best.columns == ("indeed it is", "not not it is"), name
-        assert outcome.success
+        assert outcome.best.columns[0] == "indeed it is", name
+        if name != "pdp":  # PDP may change at most floor(25% of 7 words) = 1 word: no success here
+            assert outcome.success, name
+            assert outcome.best.columns == ("indeed it is", "not not it is"), name
 
 
 def test_targeted_multiclass_goals_are_met_by_every_search() -> None:
