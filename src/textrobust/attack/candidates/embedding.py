@@ -61,6 +61,9 @@ class EmbeddingNeighbours:
         self.k = k
         self.max_cos_distance = max_cos_distance
         self.l2_radius = l2_radius
+        # word as written -> its filtered, re-cased neighbours (the vectors' own cache holds
+        # the raw neighbour lists; this saves re-filtering them on every call)
+        self._cased: dict[str, tuple[tuple[str, float], ...]] = {}
 
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
         positions = list(positions)
@@ -72,20 +75,31 @@ class EmbeddingNeighbours:
             found = self.vectors.nearest(keys, self.k, max_distance=self.max_cos_distance)
         neighbours = dict(zip(keys, found))
         out: dict[int, list[Substitution]] = {}
+        cased_cache = self._cased
         for position in positions:
             word = words[position]
-            subs: list[Substitution] = []
-            seen = {word}
-            for candidate, cos in neighbours[word.lower()]:
-                if not is_word(candidate):
-                    continue
-                cased = match_case(word, candidate)
-                if cased.lower() == word.lower() or cased in seen:
-                    continue
-                seen.add(cased)
-                subs.append(Substitution(position, cased, cos))
-            out[position] = subs
+            cased_list = cased_cache.get(word)
+            if cased_list is None:
+                cased_list = self._cased_neighbours(word, neighbours[word.lower()])
+                if len(cased_cache) < 200_000:
+                    cased_cache[word] = cased_list
+            out[position] = [Substitution(position, cased, cos) for cased, cos in cased_list]
         return out
+
+    @staticmethod
+    def _cased_neighbours(word: str, neighbours: Sequence[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
+        """The neighbours of ``word`` that are words, in its case style, deduplicated."""
+        kept: list[tuple[str, float]] = []
+        seen = {word}
+        for candidate, cos in neighbours:
+            if not is_word(candidate):
+                continue
+            cased = match_case(word, candidate)
+            if cased.lower() == word.lower() or cased in seen:
+                continue
+            seen.add(cased)
+            kept.append((cased, cos))
+        return tuple(kept)
 
     def __repr__(self) -> str:
         limit = (
