@@ -39,7 +39,10 @@ NLTK_DATA = DATA / "nltk_data"
 RESULTS = REPO / "benchmarks" / "results" / "textattack.md"
 
 #: The project's prepared WordNet (``textrobust assets prepare``), read-only.
-SHARED_NLTK = Path(os.environ.get("TEXTROBUST_CACHE", Path.home() / ".cache" / "textrobust")) / "nltk_data"
+SHARED_NLTK = (
+    Path(os.environ.get("TEXTROBUST_CACHE", Path.home() / ".cache" / "textrobust"))
+    / "nltk_data"
+)
 
 #: Environment both sides run under: no download can start. TextAttack's import builds a
 #: default StopwordModification from NLTK's stopwords corpus (absent offline): our own
@@ -123,7 +126,9 @@ def write_json(path: Path, data: Any) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(
+        json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     os.replace(tmp, path)
 
 
@@ -149,7 +154,9 @@ def machine() -> dict[str, Any]:
     }
 
 
-def summarise(records: list[dict[str, Any]], wall: float, cpu: float = math.nan) -> dict[str, Any]:
+def summarise(
+    records: list[dict[str, Any]], wall: float, cpu: float = math.nan
+) -> dict[str, Any]:
     """Totals over per-example records (``status``: succeeded/failed/skipped,
     ``queries``, ``model_texts``, ``perturbed_words``, ``words``, ``seconds``,
     ``forward_seconds``)."""
@@ -175,7 +182,9 @@ def summarise(records: list[dict[str, Any]], wall: float, cpu: float = math.nan)
         "queries_per_example": mean([r["queries"] for r in attacked]),
         "model_texts_per_example": mean([r["model_texts"] for r in attacked]),
         "perturbed_words": mean([r["perturbed_words"] for r in won]),
-        "perturbed_share": mean([r["perturbed_words"] / max(r["words"], 1) for r in won]),
+        "perturbed_share": mean(
+            [r["perturbed_words"] / max(r["words"], 1) for r in won]
+        ),
         "forward_seconds": forward,
         "overhead_share": 1.0 - forward / wall if wall > 0 else math.nan,
         "forward_cpu_seconds": forward_cpu,

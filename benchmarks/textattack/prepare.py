@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common  # noqa: E402
+import common
 
 
 def default_victim() -> Path:
@@ -52,7 +52,10 @@ def load_vectors(space: str) -> Any:
     if space == "glove":
         vectors = WordVectors.from_glove()
     else:
-        from textrobust.embeddings.counterfit import CounterFitSettings, counterfitted_vectors
+        from textrobust.embeddings.counterfit import (
+            CounterFitSettings,
+            counterfitted_vectors,
+        )
 
         vectors = counterfitted_vectors(CounterFitSettings())
     keep = [i for i, w in enumerate(vectors.words) if common.textattack_words(w) == [w]]
@@ -86,7 +89,9 @@ def select_examples(n: int, start: int = 0) -> tuple[list[dict[str, Any]], int]:
         if common.textattack_words(string) != words:
             passed += 1
             continue
-        chosen.append({"id": example.id, "text": string, "label": example.label, "words": words})
+        chosen.append(
+            {"id": example.id, "text": string, "label": example.label, "words": words}
+        )
         if len(chosen) == n:
             break
     return chosen, passed
@@ -105,12 +110,25 @@ def _card_summary(card: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=50, help="number of examples")
-    parser.add_argument("--start", type=int, default=0, help="first test example to consider")
-    parser.add_argument("--victim", type=Path, default=None, help="victim folder (default: the zoo's default)")
-    parser.add_argument("--space", choices=["counterfitted", "glove"], default="counterfitted")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads on both sides")
+    parser.add_argument(
+        "--start", type=int, default=0, help="first test example to consider"
+    )
+    parser.add_argument(
+        "--victim",
+        type=Path,
+        default=None,
+        help="victim folder (default: the zoo's default)",
+    )
+    parser.add_argument(
+        "--space", choices=["counterfitted", "glove"], default="counterfitted"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads on both sides"
+    )
     parser.add_argument("--work", type=Path, default=common.WORK)
     args = parser.parse_args(argv)
 
@@ -122,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
 
     victim = (args.victim or default_victim()).expanduser().resolve()
     if not is_victim_folder(victim):
-        raise SystemExit(f"{victim} is not a victim folder: train one (textrobust.zoo) or pass --victim")
+        raise SystemExit(
+            f"{victim} is not a victim folder: train one (textrobust.zoo) or pass --victim"
+        )
     examples, passed = select_examples(args.n, args.start)
     vectors = load_vectors(args.space)
 
@@ -140,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         | {w.lower() for table in tables.values() for ws in table.values() for w in ws}
     )
     row = {w: i for i, w in enumerate(vocab)}
-    matrix = np.asarray(vectors.matrix[[vectors.index[w] for w in vocab]], dtype=np.float32)
+    matrix = np.asarray(
+        vectors.matrix[[vectors.index[w] for w in vocab]], dtype=np.float32
+    )
     arrays: dict[str, np.ndarray] = {"words": np.array(vocab), "matrix": matrix}
     for name, table in tables.items():
         flat: list[int] = []

@@ -9,7 +9,7 @@ overhead share is ``1 - forward / wall``.
 
     python benchmarks/textattack/run_ours.py --search greedy [--limit N] [--profile]
 
-``--profile`` runs the examples under cProfile and writes ``ours-<search>.pstats`` and a
+``--profile`` runs the examples under cProfile and writes ``ours-<search>-profile.pstats`` and a
 text summary (the top functions by own time, and by cumulative time) next to the output.
 """
 
@@ -28,11 +28,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common  # noqa: E402
-import prepare  # noqa: E402
+import common
+import prepare
 
 
-def build_attack(settings: dict[str, Any], layer: Any, vectors: Any, stop_words: list[str]) -> Any:
+def build_attack(
+    settings: dict[str, Any], layer: Any, vectors: Any, stop_words: list[str]
+) -> Any:
     """The textrobust Attack for one of the settings of :data:`common.SETTINGS`."""
     from textrobust.attack.attack import Attack
     from textrobust.attack.constraints import (
@@ -132,7 +134,9 @@ def run(
                 "perturbed_words": result.l0,
                 "seconds": seconds,
                 "forward_seconds": spent.forward_seconds,
-                "forward_cpu_seconds": (clock.cpu_seconds - before_cpu) if clock is not None else 0.0,
+                "forward_cpu_seconds": (clock.cpu_seconds - before_cpu)
+                if clock is not None
+                else 0.0,
                 "perturbed": str(result.perturbed),
             }
         )
@@ -158,14 +162,24 @@ def candidate_sets(attack: Any, examples: list[Any]) -> dict[str, list[list[Any]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--search", required=True, choices=sorted(common.SETTINGS))
     parser.add_argument("--work", type=Path, default=common.WORK)
-    parser.add_argument("--limit", type=int, default=None, help="attack only the first N examples")
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--profile", action="store_true", help="run under cProfile (slower; not for the table)")
     parser.add_argument(
-        "--cold", action="store_true", help="do not precompute the neighbour lists before the timed loop"
+        "--limit", type=int, default=None, help="attack only the first N examples"
+    )
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run under cProfile (slower; not for the table)",
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="do not precompute the neighbour lists before the timed loop",
     )
     args = parser.parse_args(argv)
 
@@ -186,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(0)
 
     examples = [
-        Example(e["id"], Text.from_string(e["text"]), int(e["label"])) for e in inputs["examples"][: args.limit]
+        Example(e["id"], Text.from_string(e["text"]), int(e["label"]))
+        for e in inputs["examples"][: args.limit]
     ]
     victim = load_victim(inputs["victim"], batch_size=64)
     clock = ForwardClock(victim)
@@ -201,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         profiler.enable()
         records, wall, cpu = run(attack, layer, examples, clock)
         profiler.disable()
-        out_stats = (args.out or args.work / f"ours-{args.search}.json").with_suffix(".pstats")
+        out_stats = (
+            args.out or args.work / f"ours-{args.search}-profile.json"
+        ).with_suffix(".pstats")
         profiler.dump_stats(str(out_stats))
         buffer = io.StringIO()
         stats = pstats.Stats(profiler, stream=buffer)

@@ -18,6 +18,7 @@ pass), so both sides' overhead shares are measured the same way.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import sys
@@ -27,10 +28,26 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common  # noqa: E402
+import common
 
 for _key, _value in common.OFFLINE_ENV.items():
     os.environ.setdefault(_key, _value)
+
+
+def forbid_network() -> None:
+    """Make any connection attempt fail at once and loudly: nothing in this benchmark may
+    download (TextAttack's default embeddings, USE, language models and NLTK data all
+    would), and the offline variables alone only cover Hugging Face."""
+    import socket
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(
+            "benchmark: network access is disabled; a TextAttack component tried to download"
+        )
+
+    socket.socket.connect = refuse  # type: ignore[method-assign]
+    socket.create_connection = refuse  # type: ignore[assignment]
+    socket.getaddrinfo = refuse  # type: ignore[assignment]
 
 
 def _wrapper_class() -> type:
@@ -64,13 +81,20 @@ def _wrapper_class() -> type:
 
 
 def build_attack(
-    name: str, settings: dict[str, Any], wrapper: Any, embedding_file: Path, stop_words: list[str]
+    name: str,
+    settings: dict[str, Any],
+    wrapper: Any,
+    embedding_file: Path,
+    stop_words: list[str],
 ) -> Any:
     """TextAttack's Attack for one of the settings of :data:`common.SETTINGS`."""
     import numpy as np
     from textattack import Attack
     from textattack.constraints.overlap import MaxWordsPerturbed
-    from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
+    from textattack.constraints.pre_transformation import (
+        RepeatModification,
+        StopwordModification,
+    )
     from textattack.constraints.semantics import WordEmbeddingDistance
     from textattack.goal_functions import UntargetedClassification
     from textattack.search_methods import AlzantotGeneticAlgorithm, GreedyWordSwapWIR
@@ -85,18 +109,29 @@ def build_attack(
     # Row i: word i, then its candidates as the project's EmbeddingNeighbours gives them.
     # Rows differ in length (non-words are dropped from a word's k nearest), so the
     # table is a list of lists; WordEmbedding only slices rows ([1 : k + 1]).
-    nn = [flat[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+    nn = [flat[a:b] for a, b in itertools.pairwise(offsets)]
     word2index = {w: i for i, w in enumerate(words)}
     index2word = dict(enumerate(words))
     embedding = WordEmbedding(matrix, word2index, index2word, nn_matrix=nn)
 
-    transformation = WordSwapEmbedding(max_candidates=settings["neighbours"], embedding=embedding)
+    transformation = WordSwapEmbedding(
+        max_candidates=settings["neighbours"], embedding=embedding
+    )
     # TextAttack's StopwordModification matches case-sensitively; the project's lower-cases.
     # Give TextAttack every casing a sentence uses so both exclude the same positions.
-    stops = set(stop_words) | {w.capitalize() for w in stop_words} | {w.upper() for w in stop_words}
-    constraints: list[Any] = [RepeatModification(), StopwordModification(stopwords=stops)]
+    stops = (
+        set(stop_words)
+        | {w.capitalize() for w in stop_words}
+        | {w.upper() for w in stop_words}
+    )
+    constraints: list[Any] = [
+        RepeatModification(),
+        StopwordModification(stopwords=stops),
+    ]
     if settings.get("max_modification_rate"):
-        constraints.append(MaxWordsPerturbed(max_percent=settings["max_modification_rate"]))
+        constraints.append(
+            MaxWordsPerturbed(max_percent=settings["max_modification_rate"])
+        )
     constraints.append(
         WordEmbeddingDistance(
             embedding=embedding,
@@ -119,7 +154,9 @@ def build_attack(
             max_crossover_retries=settings["max_crossover_retries"],
         )
     else:
-        raise SystemExit(f"unknown search {settings['search']!r}: expected greedy or genetic")
+        raise SystemExit(
+            f"unknown search {settings['search']!r}: expected greedy or genetic"
+        )
     return Attack(goal, constraints, transformation, search)
 
 
@@ -133,12 +170,20 @@ def _status(result: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--search", required=True, choices=sorted(common.SETTINGS))
     parser.add_argument("--work", type=Path, default=common.WORK)
-    parser.add_argument("--limit", type=int, default=None, help="attack only the first N examples")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="attack only the first N examples"
+    )
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--profile", action="store_true", help="run under cProfile (slower; not for the table)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run under cProfile (slower; not for the table)",
+    )
     args = parser.parse_args(argv)
 
     inputs = common.read_json(args.work / "inputs.json")
@@ -153,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     np.random.seed(0)
     torch.manual_seed(0)
 
+    forbid_network()
     t_import = time.perf_counter()
     import textattack
     from textattack.shared import AttackedText
@@ -162,7 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     import_seconds = time.perf_counter() - t_import
     victim = load_victim(inputs["victim"], batch_size=64)
     wrapper = _wrapper_class()(victim)
-    attack = build_attack(args.search, settings, wrapper, args.work / inputs["embedding_file"], inputs["stop_words"])
+    attack = build_attack(
+        args.search,
+        settings,
+        wrapper,
+        args.work / inputs["embedding_file"],
+        inputs["stop_words"],
+    )
 
     records: list[dict[str, Any]] = []
     mismatched = 0
@@ -206,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         import pstats
 
         profiler.disable()
+        profiler.dump_stats(str(args.work / f"textattack-{args.search}-profile.pstats"))
         buffer = io.StringIO()
         stats = pstats.Stats(profiler, stream=buffer)
         stats.sort_stats("tottime").print_stats(25)
@@ -231,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         out,
         {
             "side": "textattack",
-            "version": textattack.__version__ if hasattr(textattack, "__version__") else "0.3.11",
+            "version": textattack.__version__
+            if hasattr(textattack, "__version__")
+            else "0.3.11",
             "search": args.search,
             "settings": settings,
             "attack": repr(attack),
