@@ -75,14 +75,14 @@ def run_attacks(args: argparse.Namespace) -> None:
         CANDIDATE_SOURCES.add("fill_in", fill_in_source, "top-k words of a fill-in model (BAE)")
     dataset = load_dataset("rotten_tomatoes", split="test").take(args.n)
     lm = CausalLM.default()
-    fill = _fill_in(args.fill_in)
+    fill = _fill_in(args.fill_in) if set(args.methods) - {"genetic"} else None
     for victim_name in args.victims:
         victim = load_victim(victim_path(victim_name))
         for method in args.methods:
             out = bench_dir() / victim_name / method
             out.mkdir(parents=True, exist_ok=True)
             store = RunStore(out / "store.sqlite")
-            layer = QueryLayer(victim)
+            layer = QueryLayer(victim, batch_size=256)
             _clear(fill)
             started = time.perf_counter()
             if method in SO_METHODS:

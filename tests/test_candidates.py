@@ -108,6 +108,9 @@ LIGHT: dict[str, Callable[[], CandidateSource]] = {
     "wordnet_synonyms": lambda: CANDIDATE_SOURCES.get("wordnet_synonyms")(small_lexicon(), DictTagger()),
     "wordnet_antonyms": lambda: CANDIDATE_SOURCES.get("wordnet_antonyms")(small_lexicon(), DictTagger()),
     "protected_pairs": lambda: CANDIDATE_SOURCES.get("protected_pairs")(),
+    "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(
+        k=3, fill_in=FunctionFillIn(lambda text, position: [("great", 2.0), ("fine", 1.5), ("good", 1.0)])
+    ),
 }
 
 
@@ -118,7 +121,9 @@ def words_at(source: CandidateSource, text: str | Text, position: int) -> list[s
 
 # ---- the contract over the registry -----------------------------------------------------------
 def test_registry_lists_the_four_sources_and_every_one_has_a_light_builder() -> None:
-    assert CANDIDATE_SOURCES.names() == ["embedding", "protected_pairs", "wordnet_antonyms", "wordnet_synonyms"]
+    assert CANDIDATE_SOURCES.names() == [
+        "embedding", "fill_in", "protected_pairs", "wordnet_antonyms", "wordnet_synonyms"
+    ]
     assert set(LIGHT) == set(CANDIDATE_SOURCES.names())
     assert all(entry.summary for entry in CANDIDATE_SOURCES.entries())
 

@@ -227,13 +227,13 @@ def test_patch_finder_picks_the_largest_single_word_difference() -> None:
 
 # ---- SO-Enum, SO-Beam, random baseline ----------------------------------------------------------
 def test_so_enum_finds_the_planted_vulnerable_example() -> None:
-    layer, hood, start, problem = planted_problem()
+    _, _, start, problem = planted_problem()
     outcome = SOEnum(max_k=2).search(start, problem)
     assert outcome.success
     assert str(outcome.best) == "one decent film"
     assert start.l0(outcome.best) == 2
     # within one change there is none
-    layer, hood, start, problem = planted_problem()
+    _, _, start, problem = planted_problem()
     assert not SOEnum(max_k=1).search(start, problem).success
 
 

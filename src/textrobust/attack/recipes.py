@@ -229,6 +229,13 @@ RECIPES.add("textfooler", jin_2020, "TextFooler (Jin et al. 2020): counter-fitte
 RECIPES.add("pwws", ren_2019, "PWWS (Ren et al. 2019): WordNet synonyms, greedy by saliency")
 RECIPES.add("alzantot", alzantot_2018, "genetic attack (Alzantot et al. 2018)")
 RECIPES.add("pso", zang_2020, "particle swarm attack (Zang et al. 2020), WordNet for HowNet")
+def _garg_2020(**settings: Any) -> RecipeSpec:
+    from textrobust.second_order.bae import garg_2020
+
+    return garg_2020(**settings)
+
+
+RECIPES.add("bae", _garg_2020, "BAE-R (Garg and Ramakrishnan 2020): fill-in candidates, similarity, greedy WIR")
 RECIPES.add("first-order", morris_2020, "first-order prototype of Morris 2020: WordNet, LM drop, similarity")
 
 

@@ -56,13 +56,13 @@ if TYPE_CHECKING:
     from textrobust.store import Run
 
 __all__ = [
-    "BiasConfig",
     "Anchor",
-    "find_anchors",
-    "measure_anchor",
+    "BiasConfig",
     "bias_dataset",
-    "stored_bias_records",
+    "find_anchors",
     "histogram_edges",
+    "measure_anchor",
+    "stored_bias_records",
 ]
 
 

@@ -29,12 +29,12 @@ from textrobust.errors import ConfigError
 from textrobust.registry import Registry
 
 __all__ = [
-    "ProtectedPair",
-    "ProtectedGroup",
-    "PROTECTED_GROUPS",
     "NATIONALITY_WORDS",
+    "PROTECTED_GROUPS",
     "RELIGION_WORDS",
     "SEXUAL_ORIENTATION_WORDS",
+    "ProtectedGroup",
+    "ProtectedPair",
     "protected_groups",
     "protected_words",
 ]

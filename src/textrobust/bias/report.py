@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PairRow", "bias_table", "pair_histogram", "markdown_table", "write_bias_report", "SUBSETS"]
+__all__ = ["SUBSETS", "PairRow", "bias_table", "markdown_table", "pair_histogram", "write_bias_report"]
 
 #: The two test sets B is reported on.
 SUBSETS = ("test", "filter")

@@ -12,7 +12,19 @@ import sys
 
 import typer
 
-from textrobust.cli import assets, attack, components, data, demo, evaluate, export, radius, train
+from textrobust.cli import (
+    accs,
+    assets,
+    attack,
+    components,
+    data,
+    demo,
+    evaluate,
+    export,
+    radius,
+    second_order,
+    train,
+)
 from textrobust.cli.common import err_console
 
 app = typer.Typer(
@@ -23,7 +35,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (assets, components, data, train, evaluate, attack, radius, demo, export):
+for module in (assets, components, data, train, evaluate, attack, second_order, radius, accs, demo, export):
     module.register(app)
 
 

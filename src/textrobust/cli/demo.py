@@ -46,11 +46,27 @@ def _radius_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
     return demo_step(out / "radius", n=min(n or 3, 3), resume=resume)
 
 
+def _second_order_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
+    from textrobust.cli.second_order import demo_step
+
+    # SO-Beam (Zhang et al. 2021) on a few sentences; starts a new run each time
+    return demo_step(out / "second-order", n=min(n or 3, 3))
+
+
+def _accs_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
+    from textrobust.cli.accs import demo_step
+
+    # a coarse constraint robustness curve of MiniLM cosine (Morris 2020) on a few sentences
+    return demo_step(out / "accs", n=min(n or 4, 4))
+
+
 #: The demo's steps, in order: name -> function(out, n, resume) -> summary.
 STEPS: dict[str, Callable[[Path, int | None, bool], dict[str, Any]]] = {
     "evaluate": _evaluate_step,
     "attack": _attack_step,
+    "second-order": _second_order_step,
     "radius": _radius_step,
+    "accs": _accs_step,
 }
 
 

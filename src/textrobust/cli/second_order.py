@@ -11,42 +11,20 @@ exit with code 2.
 
 from __future__ import annotations
 
-import json
+import math
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from textrobust.cli.common import console, fail, load_victim, write_json
 from textrobust.errors import ConfigError, TextRobustError
 
-__all__ = ["register", "run_second_order", "run_bias", "demo_step"]
-
-console = Console()
-err_console = Console(stderr=True)
+__all__ = ["demo_step", "register", "run_bias", "run_second_order"]
 
 _DEFAULT_MAX_K = {"so-beam": 6, "so-enum": 2, "random": 6}
-
-
-def _fail(exc: BaseException) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
-    raise typer.Exit(code=2)
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    from textrobust.store import to_jsonable
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_jsonable(payload), indent=2, sort_keys=True) + "\n")
-
-
-def _victim(ref: str) -> tuple[Any, Path]:
-    from textrobust.zoo import ensure_default_victim, load_victim
-
-    path = ensure_default_victim() if ref == "default" else Path(ref)
-    return load_victim(path), path
 
 
 def _dataset(name: str, split: str, n: int | None) -> Any:
@@ -57,7 +35,7 @@ def _dataset(name: str, split: str, n: int | None) -> Any:
 
 def _fmt(value: Any, kind: str = "") -> str:
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return "-"
         return f"{value:.1%}" if kind == "%" else f"{value:,.3f}" if kind == "b" else f"{value:,.2f}"
     return f"{value:,}" if isinstance(value, int) else str(value)
@@ -112,7 +90,7 @@ def run_second_order(
 
     started = time.perf_counter()
     search = _search(method, max_k=max_k, beam_width=beam_width, seed=seed)
-    model, path = _victim(victim)
+    model, path = load_victim(victim)
     dataset = _dataset(data, split, n)
     layer = QueryLayer(model)
     neighbourhood = Neighbourhood(load_fill_in(fill_in), kappa=kappa, delta=delta)
@@ -155,7 +133,7 @@ def run_second_order(
         "versions": package_versions(),
     }
     run.finish(result)
-    _write_json(out / "summary.json", result)
+    write_json(out / "summary.json", result)
     return result
 
 
@@ -222,7 +200,7 @@ def run_bias(
     config = BiasConfig(max_k=max_k, exact_up_to=exact_up_to, samples=samples, eps=eps, label=label,
                         both_directions=both_directions, seed=seed)
     chosen = protected_groups(groups)
-    model, path = _victim(victim)
+    model, path = load_victim(victim)
     dataset = _dataset(data, split, n)
     layer = QueryLayer(model, cache_size=2_000_000)
     hood = neighbourhood if neighbourhood is not None else Neighbourhood(load_fill_in(fill_in), kappa=kappa,
@@ -267,7 +245,7 @@ def run_bias(
         "versions": package_versions(),
     }
     run.finish(result)
-    _write_json(out / "summary.json", result)
+    write_json(out / "summary.json", result)
     return result
 
 
@@ -296,11 +274,11 @@ def register(app: typer.Typer) -> None:
         victim: Annotated[str, typer.Option(help="'default' or a victim folder.")] = "default",
         data: Annotated[str, typer.Option(help="Bundled data set or a file path.")] = "rotten_tomatoes",
         split: Annotated[str, typer.Option(help="Split to attack.")] = "test",
-        n: Annotated[Optional[int], typer.Option(help="Only the first n examples.")] = 20,
-        budget: Annotated[Optional[int], typer.Option(help="Victim queries per example (each neighbour costs 2).")] = 50_000,
-        fill_in: Annotated[Optional[str], typer.Option(help="Fill-in model (default: the measured default).")] = None,
+        n: Annotated[int | None, typer.Option(help="Only the first n examples.")] = 20,
+        budget: Annotated[int | None, typer.Option(help="Victim queries per example (each neighbour costs 2).")] = 50_000,
+        fill_in: Annotated[str | None, typer.Option(help="Fill-in model (default: the measured default).")] = None,
         beam_width: Annotated[int, typer.Option(help="SO-Beam: texts kept per step.")] = 20,
-        max_k: Annotated[Optional[int], typer.Option(help="Most words changed (default: 6, SO-Enum 2).")] = None,
+        max_k: Annotated[int | None, typer.Option(help="Most words changed (default: 6, SO-Enum 2).")] = None,
         kappa: Annotated[int, typer.Option(help="Neighbourhood: at most kappa words per position.")] = 20,
         delta: Annotated[float, typer.Option(help="Neighbourhood: keep words within delta of the best logit.")] = 3.0,
         min_gap: Annotated[float, typer.Option(help="Also require this total-variation gap (0 = the paper).")] = 0.0,
@@ -316,8 +294,7 @@ def register(app: typer.Typer) -> None:
                                       fill_in=fill_in, beam_width=beam_width, max_k=max_k, kappa=kappa, delta=delta,
                                       min_gap=min_gap, seed=seed, out=out, resume=resume, quality=quality)
         except TextRobustError as exc:
-            _fail(exc)
-            return
+            fail(exc)
         _print_second_order(result)
         console.print(f"summary: {out / 'summary.json'}")
 
@@ -326,16 +303,16 @@ def register(app: typer.Typer) -> None:
         victim: Annotated[str, typer.Option(help="'default' or a victim folder.")] = "default",
         data: Annotated[str, typer.Option(help="Bundled data set or a file path.")] = "rotten_tomatoes",
         split: Annotated[str, typer.Option(help="Split to measure on.")] = "test",
-        n: Annotated[Optional[int], typer.Option(help="Only the first n examples (default: all).")] = None,
-        group: Annotated[Optional[list[str]], typer.Option(help="Protected group(s): gender, nationality, religion, "
+        n: Annotated[int | None, typer.Option(help="Only the first n examples (default: all).")] = None,
+        group: Annotated[list[str] | None, typer.Option(help="Protected group(s): gender, nationality, religion, "
                                                                 "sexual_orientation or all (repeatable).")] = None,
         max_k: Annotated[int, typer.Option(help="Largest neighbourhood distance k.")] = 3,
         exact_up_to: Annotated[int, typer.Option(help="Enumerate Neighbor_k in full up to this k; sample above.")] = 2,
         samples: Annotated[int, typer.Option(help="Random walks per test sentence for a sampled k.")] = 200,
         eps: Annotated[float, typer.Option(help="X_filter: |F_soft(x0)| below this.")] = 0.005,
-        label: Annotated[Optional[int], typer.Option(help="Class index of f_soft (default: the last label).")] = None,
+        label: Annotated[int | None, typer.Option(help="Class index of f_soft (default: the last label).")] = None,
         both_directions: Annotated[bool, typer.Option(help="Also use sentences holding the second word.")] = False,
-        fill_in: Annotated[Optional[str], typer.Option(help="Fill-in model (default: the measured default).")] = None,
+        fill_in: Annotated[str | None, typer.Option(help="Fill-in model (default: the measured default).")] = None,
         seed: Annotated[int, typer.Option(help="Seed of the neighbourhood samples.")] = 0,
         out: Annotated[Path, typer.Option(help="Run folder (store, summary, tables, figures).")] = Path("runs/bias"),
         resume: Annotated[bool, typer.Option(help="Resume the latest run in --out.")] = False,
@@ -347,8 +324,7 @@ def register(app: typer.Typer) -> None:
                               max_k=max_k, exact_up_to=exact_up_to, samples=samples, eps=eps, label=label,
                               both_directions=both_directions, fill_in=fill_in, seed=seed, out=out, resume=resume)
         except TextRobustError as exc:
-            _fail(exc)
-            return
+            fail(exc)
         _print_bias(result, max_k)
         console.print(f"summary: {out / 'summary.json'}\nfigures: {out / 'bias_vs_k.png'}, {out / 'histograms.png'}")
 

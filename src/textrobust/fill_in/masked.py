@@ -36,7 +36,7 @@ from textrobust.fill_in.whole_words import WholeWordVocab, whole_word_vocab
 from textrobust.similarity.cache import LRUCache
 from textrobust.text import Text
 
-__all__ = ["MaskedFillIn", "MaskedBatch"]
+__all__ = ["MaskedBatch", "MaskedFillIn"]
 
 
 class MaskedBatch:
@@ -47,7 +47,7 @@ class MaskedBatch:
     position of the mask token in each row.
     """
 
-    __slots__ = ("input_ids", "attention_mask", "token_type_ids", "mask_index")
+    __slots__ = ("attention_mask", "input_ids", "mask_index", "token_type_ids")
 
     def __init__(self, input_ids: Any, attention_mask: Any, token_type_ids: Any, mask_index: Any) -> None:
         self.input_ids = input_ids

@@ -10,8 +10,8 @@ puts one back:
 as in BERT's ``BertLMPredictionHead``, where ``h`` is a learned softmax-weighted mix of
 some of the encoder's hidden layers at the mask, and ``E`` is MiniLM's own (frozen) word
 embedding matrix: the decoder is tied, so only the dense layer, the LayerNorm, the layer
-mix and a bias over the vocabulary are trained (~0.18 M parameters, under 1 MB). The
-encoder stays frozen. ``scripts/train_mlm_head.py`` trains the head on the bundled text
+mix and a bias over the vocabulary are trained (~0.18 M parameters, under 1 MB),
+plus the fixed per-layer standardisation of the input states. The encoder stays frozen. ``scripts/train_mlm_head.py`` trains the head on the bundled text
 (training splits only) and records data, steps, seconds and hyper-parameters in
 ``resources/mlm_head/training.json``; the weights ship in ``resources/mlm_head/``.
 
@@ -42,6 +42,7 @@ __all__ = [
     "embedding_fingerprint",
     "head_folder",
     "head_logits",
+    "head_states",
     "init_head",
     "load_head",
     "load_minilm",
@@ -83,6 +84,8 @@ def init_head(hidden_size: int, vocab_size: int, n_layers: int, *, seed: int = 0
 
     generator = torch.Generator().manual_seed(seed)
     return {
+        "input.mean": torch.zeros(n_layers, hidden_size),
+        "input.std": torch.ones(n_layers, hidden_size),
         "mix": torch.zeros(n_layers),
         "dense.weight": torch.randn(hidden_size, hidden_size, generator=generator) * 0.02,
         "dense.bias": torch.zeros(hidden_size),
@@ -92,17 +95,28 @@ def init_head(hidden_size: int, vocab_size: int, n_layers: int, *, seed: int = 0
     }
 
 
-def head_logits(params: Mapping[str, Any], states: Any, embeddings: Any, *, eps: float = 1e-12) -> Any:
-    """Vocabulary logits ``[N, V]`` from hidden states ``[N, L, H]`` (the head's layers at
-    the mask) and the tied word embeddings ``[V, H]``."""
+def head_states(params: Mapping[str, Any], states: Any, *, eps: float = 1e-12) -> Any:
+    """The head's transform ``[N, H]`` of hidden states ``[N, L, H]`` (before the decoder).
+
+    Each layer's state is first standardised with the fixed ``input.mean``/``input.std``
+    measured on the training masks (the sentence encoder's states share a large common
+    component, which otherwise drowns the context), then the layers are mixed with softmax
+    weights, and the mix goes through dense + GELU + LayerNorm as in BERT's head.
+    """
     import torch
     import torch.nn.functional as F
 
+    states = (states - params["input.mean"]) / params["input.std"]
     weights = torch.softmax(params["mix"], dim=0)
     h = torch.einsum("nlh,l->nh", states, weights)
     h = F.gelu(F.linear(h, params["dense.weight"], params["dense.bias"]))
-    h = F.layer_norm(h, (h.shape[-1],), params["norm.weight"], params["norm.bias"], eps)
-    return h @ embeddings.T + params["bias"]
+    return F.layer_norm(h, (h.shape[-1],), params["norm.weight"], params["norm.bias"], eps)
+
+
+def head_logits(params: Mapping[str, Any], states: Any, embeddings: Any, *, eps: float = 1e-12) -> Any:
+    """Vocabulary logits ``[N, V]`` from hidden states ``[N, L, H]`` (the head's layers at
+    the mask) and the tied word embeddings ``[V, H]``."""
+    return head_states(params, states, eps=eps) @ embeddings.T + params["bias"]
 
 
 def embedding_fingerprint(embeddings: Any) -> str:
@@ -132,7 +146,7 @@ def load_head(folder: str | Path | None = None) -> tuple[dict[str, Any], dict[st
     from safetensors.torch import load_file
 
     params = {name: tensor.float() for name, tensor in load_file(str(weights)).items()}
-    expected = {"mix", "dense.weight", "dense.bias", "norm.weight", "norm.bias", "bias"}
+    expected = {"input.mean", "input.std", "mix", "dense.weight", "dense.bias", "norm.weight", "norm.bias", "bias"}
     if set(params) != expected:
         raise ConfigError(f"{weights} holds tensors {sorted(params)}; an MLM head has {sorted(expected)}.")
     return params, config

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SECOND_ORDER_SEARCHES",
-    "SecondOrderResult",
     "SecondOrderAttack",
+    "SecondOrderResult",
     "add_perplexity",
     "second_order_dataset",
     "stored_second_order_results",
@@ -71,8 +71,12 @@ def _text(columns: Sequence[str], frozen: Sequence[int]) -> Text:
     return text.freeze(frozen)
 
 
-def _probs(values: Sequence[float] | None) -> tuple[float, ...] | None:
-    return None if values is None else tuple(float(v) for v in values)
+def _probs(values: Sequence[float]) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def _maybe_probs(values: Sequence[float] | None) -> tuple[float, ...] | None:
+    return None if values is None else _probs(values)
 
 
 @dataclass(frozen=True)
@@ -166,10 +170,10 @@ class SecondOrderResult:
             original=_text(payload["original"], frozen),
             vulnerable=_text(payload["vulnerable"], frozen),
             patch=None if patch is None else Patch.from_payload(patch),
-            original_probabilities=tuple(payload["original_probabilities"]),
-            original_patched_probabilities=_probs(payload.get("original_patched_probabilities")),
-            vulnerable_probabilities=tuple(payload["vulnerable_probabilities"]),
-            vulnerable_patched_probabilities=_probs(payload.get("vulnerable_patched_probabilities")),
+            original_probabilities=_probs(payload["original_probabilities"]),
+            original_patched_probabilities=_maybe_probs(payload.get("original_patched_probabilities")),
+            vulnerable_probabilities=_probs(payload["vulnerable_probabilities"]),
+            vulnerable_patched_probabilities=_maybe_probs(payload.get("vulnerable_patched_probabilities")),
             queries=int(payload["queries"]),
             seconds=float(payload["seconds"]),
             fill_requests=int(payload.get("fill_requests", 0)),

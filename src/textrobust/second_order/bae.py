@@ -19,7 +19,7 @@ from textrobust.attack.candidates.fill_in import FillInSource
 from textrobust.attack.recipes import Component, RecipeSpec
 from textrobust.errors import ConfigError
 
-__all__ = ["garg_2020", "fill_in_source"]
+__all__ = ["fill_in_source", "garg_2020"]
 
 
 def fill_in_source(k: int = 50, *, fill_in: str | None = None, keep_case: bool = True) -> FillInSource:

@@ -40,7 +40,7 @@ from textrobust.second_order.patch import Patch, prediction_difference
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
-__all__ = ["SecondOrderGoal", "second_order_loss", "labels_differ", "soft_difference"]
+__all__ = ["SecondOrderGoal", "labels_differ", "second_order_loss", "soft_difference"]
 
 _TINY = 1e-12
 

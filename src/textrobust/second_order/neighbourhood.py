@@ -50,9 +50,9 @@ from textrobust.errors import ConfigError
 from textrobust.text import Text
 
 __all__ = [
-    "NeighbourhoodConfig",
-    "Neighbourhood",
     "NeighbourSource",
+    "Neighbourhood",
+    "NeighbourhoodConfig",
     "keep_by_logit",
     "load_fill_in",
     "masked_key",
@@ -342,20 +342,18 @@ class NeighbourSource:
 
 
 def load_fill_in(name: str | None = None) -> FillIn:
-    """The fill-in model named ``name`` in ``textrobust.fill_in.FILL_INS``, or the
-    project's measured default (``default_fill_in()``) for None."""
+    """A fill-in model: a name registered in ``textrobust.fill_in.FILL_INS`` or the path of
+    a local Hugging Face masked-LM folder; None: the project's measured default."""
     from textrobust.errors import TextRobustError
 
     try:
-        from textrobust.fill_in import FILL_INS, default_fill_in
+        from textrobust.fill_in import load_fill_in as load
     except ImportError as exc:  # the fill-in package is built separately (issue 4, section 1)
         raise TextRobustError(
             f"No fill-in models are available (textrobust.fill_in could not be imported: {exc}). "
             "Second-order neighbourhoods need one."
         ) from None
-    if name is None:
-        return default_fill_in()
-    return FILL_INS.get(name)()
+    return load(name)
 
 
 def _chunks(items: Sequence[Text], size: int) -> Iterable[Sequence[Text]]:

@@ -36,7 +36,7 @@ from textrobust.errors import ConfigError
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
-__all__ = ["Patch", "PatchFinder", "prediction_difference", "default_synonyms"]
+__all__ = ["Patch", "PatchFinder", "default_synonyms", "prediction_difference"]
 
 
 @dataclass(frozen=True)

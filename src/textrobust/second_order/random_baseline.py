@@ -25,7 +25,7 @@ from textrobust.attack.searches.base import BaseSearch, Run, seeded_rng
 from textrobust.config import Config
 from textrobust.text import Text
 
-__all__ = ["RandomBaselineConfig", "RandomBaseline"]
+__all__ = ["RandomBaseline", "RandomBaselineConfig"]
 
 
 class RandomBaselineConfig(Config):

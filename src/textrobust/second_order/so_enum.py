@@ -31,7 +31,7 @@ from textrobust.attack.searches.base import BaseSearch, Run
 from textrobust.config import Config
 from textrobust.text import Text
 
-__all__ = ["SOEnumConfig", "SOEnum"]
+__all__ = ["SOEnum", "SOEnumConfig"]
 
 
 class SOEnumConfig(Config):

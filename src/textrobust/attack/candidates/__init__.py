@@ -81,3 +81,20 @@ CANDIDATE_SOURCES.add(
     "protected_pairs", ProtectedPairs,
     "protected-word pairs for bias (default: gender pairs he/she, man/woman, ...)",
 )
+
+
+def _fill_in_source(k: int = 50, *, fill_in: Any = None, keep_case: bool = True) -> FillInSource:
+    """A fill-in model's top ``k`` whole words: ``fill_in`` is a FillIn object, a name in
+    ``textrobust.fill_in.FILL_INS``, or None for the measured default."""
+    if fill_in is None or isinstance(fill_in, str):
+        from textrobust.second_order.bae import fill_in_source
+
+        return fill_in_source(k, fill_in=fill_in, keep_case=keep_case)
+    return FillInSource(fill_in, k, keep_case=keep_case)
+
+
+CANDIDATE_SOURCES.add(
+    "fill_in", _fill_in_source,
+    "language-model fill-in: the top k whole words for the masked position (default: the project's MLM)",
+)
+

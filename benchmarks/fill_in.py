@@ -1,0 +1,179 @@
+"""Compare the fill-in routes: recall of a masked original word, and speed.
+
+Probes: ``--n`` sentences of the Rotten Tomatoes *test* split (never seen by the MLM
+head's training), drawn with ``--seed``, one content word masked in each
+(:func:`textrobust.fill_in.masked_word_probes`). For each route, recall@1/5/20 of the
+original word (case-insensitive) among the top 20, and candidates returned per second
+(20 per probe, 50 probes per ``fill`` call, cold caches, model loading excluded).
+
+Routes: ``minilm_mlm`` (shipped head), ``causal_rescore`` (Gemma 3 270M, with
+``--proposals``), ``huggingface`` (a real local masked-LM folder with ``--hf-folder``;
+without it a tiny randomly initialised BERT over MiniLM's vocabulary is run as a smoke
+test of the code path and its speed, and its recall means nothing), and a context-free
+baseline (the 20 most frequent English content words from wordfreq).
+
+    python benchmarks/fill_in.py --out benchmarks/results/fill_in.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from textrobust.assets import stop_words
+from textrobust.data import load_dataset
+from textrobust.fill_in import (
+    CausalRescoreFillIn,
+    HuggingFaceFillIn,
+    MiniLMFillIn,
+    masked_word_probes,
+    recall_at_k,
+)
+from textrobust.fill_in.evaluation import content_positions
+from textrobust.text import Text
+
+
+class FrequencyBaseline:
+    """The same 20 frequent content words for every gap (no context at all)."""
+
+    def __init__(self) -> None:
+        from wordfreq import top_n_list
+
+        stops = stop_words()
+        words = [w for w in top_n_list("en", 2000) if content_positions(Text.from_string(w), stops) == [0]]
+        self.words = words[:50]
+
+    def fill(self, requests: list[tuple[Text, int]], k: int) -> list[list[tuple[str, float]]]:
+        return [[(w, -float(i)) for i, w in enumerate(self.words[:k])] for _ in requests]
+
+
+def tiny_random_bert(folder: Path) -> HuggingFaceFillIn:
+    """A 2-layer random BERT with MiniLM's tokenizer, saved and loaded like a user's folder."""
+    import transformers
+
+    from textrobust.fill_in.minilm_mlm import load_minilm
+
+    _, tokenizer = load_minilm()
+    config = transformers.BertConfig(
+        vocab_size=len(tokenizer), hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128
+    )
+    torch.manual_seed(0)
+    transformers.BertForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return HuggingFaceFillIn.from_folder(folder)
+
+
+def single_token_share(probes: list[tuple[Text, int]], fill_in: Any) -> float | None:
+    """Share of probes whose word is one whole-word entry of the route's vocabulary, case
+    ignored (the ceiling of its recall)."""
+    vocab = getattr(fill_in, "vocab", None)
+    if vocab is None:
+        return None
+    words = {w.lower() for w in (*vocab.spaced_words, *vocab.unspaced_words)}
+    return sum(text.words[position].lower() in words for text, position in probes) / len(probes)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--routes", default="baseline,minilm_mlm,huggingface,causal_rescore")
+    parser.add_argument("--proposals", type=int, default=20, help="causal route: next-token proposals rescored")
+    parser.add_argument("--causal-n", type=int, default=0, help="probes for the (slow) causal route; 0 = --n")
+    parser.add_argument("--hf-folder", type=Path, default=None, help="a real local masked-LM folder to measure")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None, help="markdown table to write")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    texts = [e.text for e in load_dataset("rotten_tomatoes", split="test").examples]
+    probes = masked_word_probes(texts, args.n, seed=args.seed)
+    rows: list[dict[str, Any]] = []
+    examples: dict[str, list[str]] = {}
+    show = [(Text.from_string("a deep and meaningful film."), 4), probes[0], probes[1]]
+    for route in args.routes.split(","):
+        t0 = time.perf_counter()
+        n = args.n
+        with tempfile.TemporaryDirectory() as tmp:
+            if route == "baseline":
+                fill_in: Any = FrequencyBaseline()
+                name = "context-free baseline (20 frequent content words)"
+            elif route == "minilm_mlm":
+                fill_in = MiniLMFillIn.default()
+                name = "minilm_mlm (MiniLM + trained head)"
+            elif route == "huggingface":
+                if args.hf_folder is not None:
+                    fill_in = HuggingFaceFillIn.from_folder(args.hf_folder)
+                    name = f"huggingface ({args.hf_folder.name})"
+                else:
+                    fill_in = tiny_random_bert(Path(tmp))
+                    name = "huggingface: tiny random BERT, smoke test only (no real masked LM offline)"
+            elif route == "causal_rescore":
+                fill_in = CausalRescoreFillIn.default(proposals=args.proposals)
+                name = f"causal_rescore (Gemma 3 270M, {args.proposals} proposals)"
+                n = args.causal_n or args.n
+            else:
+                raise SystemExit(f"unknown route {route!r}")
+            load_seconds = time.perf_counter() - t0
+            score = recall_at_k(fill_in, probes[:n], (1, 5, 20))
+            examples[name] = [", ".join(w for w, _ in a[:10]) for a in fill_in.fill(show, 10)]
+            rows.append({
+                "route": name,
+                "n": score.n,
+                "recall@1": score.recall[1],
+                "recall@5": score.recall[5],
+                "recall@20": score.recall[20],
+                "ceiling": single_token_share(probes[:n], fill_in),
+                "candidates/s": score.candidates_per_second,
+                "positions/s": score.positions_per_second,
+                "seconds": score.seconds,
+                "load_seconds": load_seconds,
+            })
+            print(json.dumps(rows[-1]), flush=True)
+            del fill_in
+
+    lines = [
+        "# Fill-in routes: recall of the masked original word",
+        "",
+        (f"{args.n} sentences of the bundled Rotten Tomatoes **test** split, drawn with seed {args.seed}, one "
+        "content word masked in each (alphabetic, >= 3 letters, not a stop word). Recall@k: the original "
+        "word (case-insensitive) is among the route's top k whole words. Candidates/s: (word, score) pairs "
+        "returned per second, 20 per position, 50 positions per `fill` call, cold cache, model loading "
+        "excluded. Ceiling: share of the probes whose word is a single whole-word entry of the route's "
+        "vocabulary (no route can return other words)."),
+        "",
+        (f"Machine: {os.cpu_count()} cores shared with other jobs, {args.threads} torch threads, "
+        f"Python {platform.python_version()}, torch {torch.__version__}. Speeds vary with the load."),
+        "",
+        "| route | n | recall@1 | recall@5 | recall@20 | ceiling | candidates/s | positions/s | load s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        ceiling = f"{r['ceiling']:.1%}" if r["ceiling"] is not None else "-"
+        lines.append(
+            f"| {r['route']} | {r['n']} | {r['recall@1']:.1%} | {r['recall@5']:.1%} | {r['recall@20']:.1%} | "
+            f"{ceiling} | {r['candidates/s']:.0f} | {r['positions/s']:.1f} | {r['load_seconds']:.0f} |"
+        )
+    lines += ["", "Top 10 words for three gaps (`a deep and meaningful ___.` and the first two probes):", ""]
+    for (text, position), i in zip(show, range(3)):
+        lines.append(f"- `{' '.join('___' if j == position else w for j, w in enumerate(text.words))}` (original: {text.words[position]})")
+        for name, answers in examples.items():
+            lines.append(f"  - {name.split(' (')[0].split(':')[0]}: {answers[i]}")
+    lines += ["", "Rerun:", "", "```", "python benchmarks/fill_in.py --out benchmarks/results/fill_in.md", "```", ""]
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,298 @@
+"""Fill-in from a causal LM: propose from the left context, re-rank on the whole sentence.
+
+A causal LM cannot see the words after a gap, so it fills the gap in two steps
+(``ASSETS.md``, "The masked-LM gap", route 2):
+
+1. **propose**: the next-token distribution after the text left of the word gives the
+   ``proposals`` most likely whole-word tokens (a token that is one word by itself, with a
+   leading space marker when a space precedes the word; see
+   :mod:`textrobust.fill_in.whole_words`);
+2. **rescore**: each proposal is put in the gap and the whole text is scored by the LM;
+   candidates are ranked by that full-sentence log-probability, so the words after the gap
+   count too.
+
+**Score contract.** The score of ``(word, score)`` is ``log P(text with word) - log P(text)``
+in nats (natural log), under the causal LM, with ``text`` the original. Since
+``P(text with w) = P(w | rest of the text) * P(rest)``, differences between two candidates'
+scores are log-ratios of their probabilities in context, as differences of masked-LM
+logits are; Algorithm 1's ``L[0] - delta`` threshold of the double-perturbation paper
+(Zhang et al. 2021) therefore keeps its meaning (delta in nats). The original word, when
+proposed, scores exactly 0. Ask for ``k = kappa + 1`` to read ``L[kappa]``; ``k`` larger
+than ``proposals`` raises the number of proposals to ``k``.
+
+Departure from the paper, which fills masks with DistilBERT: words that the LM would
+spell with several tokens can never be proposed (only the first token is seen), and
+candidates come from the left context only, before rescoring.
+
+The LM is :class:`textrobust.lm.CausalLM` (default: Gemma 3 270M, optional extra ``lm``).
+Rescoring runs the model over each candidate text but applies the output head (262k
+entries for Gemma, most of the cost) only from the first token where the candidates
+depart from the original: the shared prefix cancels in every score, so this is exact.
+Proposals are cached by left context.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textrobust.errors import ConfigError
+from textrobust.fill_in.requests import check_fill_args
+from textrobust.fill_in.whole_words import WholeWordVocab, whole_word_vocab
+from textrobust.similarity.cache import LRUCache
+from textrobust.text import Text
+
+__all__ = ["CausalRescoreFillIn"]
+
+
+class CausalRescoreFillIn:
+    """Propose-and-rescore fill-in over a :class:`~textrobust.lm.CausalLM`.
+
+    ``lm`` None loads :meth:`CausalLM.default` (Gemma 3 270M) on first use. ``proposals``
+    next-token candidates are rescored per request (at least ``k``); ``batch_size`` left
+    contexts go through the model at once for the proposals (the rescoring batches with
+    the LM's own ``batch_size``).
+
+    >>> fill_in = CausalRescoreFillIn()                                            # doctest: +SKIP
+    >>> fill_in.fill([(Text.from_string("a deep and meaningful film ."), 4)], 5)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        lm: Any | None = None,
+        *,
+        proposals: int = 20,
+        batch_size: int = 16,
+        cache_size: int | None = 20_000,
+    ) -> None:
+        for name, value in (("proposals", proposals), ("batch_size", batch_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(
+                    f"The '{name}' parameter of CausalRescoreFillIn must be an int >= 1. Got {value!r} instead."
+                )
+        self._lm = lm
+        self.proposals = proposals
+        self.batch_size = batch_size
+        self._vocab: WholeWordVocab | None = None
+        self._proposal_cache: LRUCache[tuple[str, bool], tuple[tuple[str, ...], int]] = LRUCache(cache_size)
+        self.contexts_scored = 0  # left contexts run for proposals
+        self.texts_rescored = 0  # candidate and original texts run for rescoring
+        self.rescore_seconds = 0.0
+
+    @classmethod
+    def default(cls, path: str | Path | None = None, **settings: Any) -> CausalRescoreFillIn:
+        """Over the project's causal LM (Gemma 3 270M) from the asset cache or ``path``."""
+        from textrobust.lm import CausalLM
+
+        return cls(CausalLM.default(path), **settings)
+
+    @property
+    def lm(self) -> Any:
+        if self._lm is None:
+            from textrobust.lm import CausalLM
+
+            self._lm = CausalLM.default()
+        return self._lm
+
+    @property
+    def vocab(self) -> WholeWordVocab:
+        if self._vocab is None:
+            self._vocab = whole_word_vocab(self.lm.tokenizer)
+        return self._vocab
+
+    # ---- the protocol ----------------------------------------------------------------------
+    def fill(self, requests: Sequence[tuple[Text, int]], k: int) -> list[list[tuple[str, float]]]:
+        """Per request, the top ``k`` whole words by full-sentence log-probability relative
+        to the original text (nats), best first."""
+        items = check_fill_args(requests, k, type(self).__name__)
+        if not items:
+            return []
+        m = max(k, self.proposals)
+        contexts = [_left_context(text, position) for text, position in items]
+        proposed = self._propose(contexts, m)
+        groups = [
+            [str(text), *(str(text.replace(position, w)) for w in words)]
+            for (text, position), words in zip(items, proposed)
+        ]
+        totals = self._rescore(groups)
+        out: list[list[tuple[str, float]]] = []
+        for words, total in zip(proposed, totals):
+            scores = total[1:] - total[0]
+            order = np.argsort(-scores, kind="stable")[:k]
+            out.append([(words[j], float(scores[j])) for j in order])
+        return out
+
+    # ---- rescoring --------------------------------------------------------------------------
+    def _rescore(self, groups: list[list[str]]) -> list[np.ndarray]:
+        """Per group (the original text, then its candidates), each text's summed token
+        log-probability from the first token where any candidate departs from the original.
+
+        Tokens before that point are shared by the whole group and have the same
+        log-probabilities in every text (the LM is causal), so leaving them out changes no
+        difference ``text - original`` and saves the output head (262k entries for Gemma)
+        on the shared prefix, which is most of the cost.
+        """
+        import torch
+
+        lm = self.lm
+        encoded = [[self._encode_text(t) for t in group] for group in groups]
+        jobs: list[tuple[int, int, list[int], int]] = []  # group, member, ids, first scored token
+        for g, members in enumerate(encoded):
+            first = min((_first_difference(members[0], m) for m in members[1:]), default=len(members[0]))
+            first = max(first, 1)  # the first token has no context
+            jobs.extend((g, i, m, first) for i, m in enumerate(members))
+        totals = [np.zeros(len(members)) for members in encoded]
+        head = lm.model.get_output_embeddings()
+        cap = getattr(lm.model.config, "final_logit_softcapping", None)
+        vocab_size = int(head.weight.shape[0])
+        rows_per_chunk = max(1, int(getattr(lm, "max_logits_bytes", 128 * 2**20)) // (4 * vocab_size))
+        order = sorted(range(len(jobs)), key=lambda j: len(jobs[j][2]))
+        batch_size = int(getattr(lm, "batch_size", 16))
+        start_time = time.perf_counter()
+        for b in range(0, len(order), batch_size):
+            chunk = [jobs[j] for j in order[b : b + batch_size]]
+            width = max(len(job[2]) for job in chunk)
+            ids = torch.full((len(chunk), width), self._pad_id(), dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for r, job in enumerate(chunk):
+                ids[r, : len(job[2])] = torch.tensor(job[2], dtype=torch.long)
+                mask[r, : len(job[2])] = 1
+            rows = [r for r, job in enumerate(chunk) for _ in range(job[3], len(job[2]))]
+            cols = [t for job in chunk for t in range(job[3], len(job[2]))]
+            with torch.inference_mode():
+                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
+                states = hidden[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long) - 1]
+                targets = ids[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)]
+                picked = []
+                for s in range(0, len(rows), rows_per_chunk):
+                    logits = head(states[s : s + rows_per_chunk]).float()
+                    if cap is not None:
+                        logits = torch.tanh(logits / cap) * cap
+                    picked.append(
+                        logits.gather(1, targets[s : s + rows_per_chunk, None])[:, 0] - torch.logsumexp(logits, dim=1)
+                    )
+                values = torch.cat(picked).double().numpy() if picked else np.zeros(0)
+            sums = np.zeros(len(chunk))
+            np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
+            for r, job in enumerate(chunk):
+                totals[job[0]][job[1]] = sums[r]
+            self.texts_rescored += len(chunk)
+        self.rescore_seconds += time.perf_counter() - start_time
+        return totals
+
+    def _encode_text(self, text: str) -> list[int]:
+        """Token ids as :class:`~textrobust.lm.CausalLM` scores them (special tokens added, a
+        beginning-of-sequence token prepended when the tokenizer has one but did not add it)."""
+        lm = self.lm
+        ids = [int(t) for t in lm.tokenizer(text, add_special_tokens=True)["input_ids"]]
+        bos = getattr(lm.tokenizer, "bos_token_id", None)
+        if bos is not None and (not ids or ids[0] != bos):
+            ids = [int(bos), *ids]
+        return ids[: lm.max_length]
+
+    def _pad_id(self) -> int:
+        pad = getattr(self.lm.tokenizer, "pad_token_id", None)
+        return int(pad) if pad is not None else 0
+
+    # ---- proposals -------------------------------------------------------------------------
+    def _propose(self, contexts: list[tuple[str, bool]], m: int) -> list[tuple[str, ...]]:
+        """The ``m`` likeliest whole-word next tokens after each (context, spaced)."""
+        todo = []
+        for key in dict.fromkeys(contexts):
+            cached = self._proposal_cache.get(key)
+            if cached is None or (cached[1] < m and len(cached[0]) == cached[1]):
+                todo.append(key)
+        found: dict[tuple[str, bool], tuple[str, ...]] = {}
+        if todo:
+            found.update(self._next_words(todo, m))
+        out = []
+        for key in contexts:
+            words = found.get(key)
+            if words is None:
+                words = self._proposal_cache.get(key)[0]  # type: ignore[index]
+            out.append(words[:m])
+        return out
+
+    def _next_words(self, contexts: list[tuple[str, bool]], m: int) -> dict[tuple[str, bool], tuple[str, ...]]:
+        import torch
+
+        lm = self.lm
+        tokenizer = lm.tokenizer
+        start = getattr(tokenizer, "bos_token_id", None)
+        if start is None:
+            start = getattr(tokenizer, "cls_token_id", None)
+        encoded = tokenizer([c for c, _ in contexts], add_special_tokens=False)["input_ids"]
+        rows = [([int(start)] if start is not None else []) + [int(t) for t in ids] for ids in encoded]
+        rows = [r[-lm.max_length :] for r in rows]
+        if any(not r for r in rows):
+            raise ConfigError(
+                "CausalRescoreFillIn cannot propose a first word: the tokenizer has no beginning-of-"
+                "sequence token to condition on."
+            )
+        vocab = self.vocab
+        head = lm.model.get_output_embeddings()
+        cap = getattr(lm.model.config, "final_logit_softcapping", None)
+        pad = getattr(tokenizer, "pad_token_id", None) or 0
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        found: dict[tuple[str, bool], tuple[str, ...]] = {}
+        for b in range(0, len(order), self.batch_size):
+            chunk = order[b : b + self.batch_size]
+            width = max(len(rows[i]) for i in chunk)
+            ids = torch.full((len(chunk), width), int(pad), dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for r, i in enumerate(chunk):
+                ids[r, : len(rows[i])] = torch.tensor(rows[i], dtype=torch.long)
+                mask[r, : len(rows[i])] = 1
+            with torch.inference_mode():
+                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
+                last = hidden[torch.arange(len(chunk)), mask.sum(1) - 1]
+                logits = head(last).float()
+                if cap is not None:
+                    logits = torch.tanh(logits / cap) * cap
+            self.contexts_scored += len(chunk)
+            for r, i in enumerate(chunk):
+                key = contexts[i]
+                ids_ok = torch.as_tensor(vocab.ids(key[1]))
+                top = torch.topk(logits[r, ids_ok], min(m, len(ids_ok))).indices.numpy()
+                words = vocab.words(key[1])
+                found[key] = tuple(words[j] for j in top)
+                self._proposal_cache.put(key, (found[key], m))
+        return found
+
+    def clear_cache(self) -> None:
+        """Forget cached proposals."""
+        self._proposal_cache.clear()
+
+    def stats(self) -> dict[str, float]:
+        """Left contexts run for proposals, texts rescored, and seconds spent rescoring."""
+        return {
+            "contexts_scored": float(self.contexts_scored),
+            "texts_rescored": float(self.texts_rescored),
+            "rescore_seconds": self.rescore_seconds,
+        }
+
+    def __repr__(self) -> str:
+        lm = repr(self._lm) if self._lm is not None else "CausalLM.default() (not loaded)"
+        return f"CausalRescoreFillIn({lm}, proposals={self.proposals}, batch_size={self.batch_size})"
+
+
+def _first_difference(a: Sequence[int], b: Sequence[int]) -> int:
+    """The first index where two token sequences differ (the shorter length if one is a
+    prefix of the other)."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _left_context(text: Text, position: int) -> tuple[str, bool]:
+    """The rendered text before word ``position`` (trailing whitespace removed), and
+    whether whitespace preceded the word (pairs are rendered with one space between)."""
+    column, start, _ = text.word_spans()[position]
+    before = " ".join(text.columns[:column]) + (" " if column else "") + text.columns[column][:start]
+    stripped = before.rstrip()
+    return stripped, len(stripped) < len(before)

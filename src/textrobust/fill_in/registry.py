@@ -1,0 +1,75 @@
+"""The registered fill-ins, and the default one.
+
+:data:`FILL_INS` maps a name to a factory ``factory(**settings) -> FillIn``;
+:func:`load_fill_in` also accepts a local Hugging Face masked-LM folder. The default
+(:data:`DEFAULT_FILL_IN`) is the route with the best recall measured in
+``benchmarks/results/fill_in.md``.
+
+>>> FILL_INS.names()
+['causal_rescore', 'huggingface', 'minilm_mlm']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textrobust.attack.candidates.fill_in import FillIn
+from textrobust.errors import ConfigError
+from textrobust.fill_in.causal_rescore import CausalRescoreFillIn
+from textrobust.fill_in.huggingface import HuggingFaceFillIn
+from textrobust.fill_in.minilm_mlm import MiniLMFillIn
+from textrobust.registry import Registry
+
+__all__ = ["DEFAULT_FILL_IN", "FILL_INS", "default_fill_in", "load_fill_in"]
+
+#: Registered fill-ins: name -> factory(**settings).
+FILL_INS: Registry[Callable[..., FillIn]] = Registry("fill-in")
+
+#: The name of the default fill-in: the best recall@20 measured on held-out Rotten
+#: Tomatoes sentences (benchmarks/results/fill_in.md).
+DEFAULT_FILL_IN = "causal_rescore"
+
+
+@FILL_INS.register("minilm_mlm", "MiniLM encoder + the project's trained MLM head (offline, fast; logits)")
+def _minilm_mlm(encoder_path: str | Path | None = None, head_path: str | Path | None = None, **settings: Any) -> FillIn:
+    return MiniLMFillIn.default(encoder_path, head_path, **settings)
+
+
+@FILL_INS.register("causal_rescore", "Gemma 3 270M: propose from the left context, rescore whole sentences (log-prob ratios)")
+def _causal_rescore(path: str | Path | None = None, **settings: Any) -> FillIn:
+    return CausalRescoreFillIn.default(path, **settings)
+
+
+@FILL_INS.register("huggingface", "a local Hugging Face masked-LM folder, e.g. distilbert-base-uncased (logits)")
+def _huggingface(path: str | Path | None = None, **settings: Any) -> FillIn:
+    if path is None:
+        raise ConfigError(
+            "The 'huggingface' fill-in needs path=<local masked-LM folder> (e.g. a saved "
+            "distilbert-base-uncased). Got none."
+        )
+    return HuggingFaceFillIn.from_folder(path, **settings)
+
+
+def default_fill_in(**settings: Any) -> FillIn:
+    """The default fill-in (:data:`DEFAULT_FILL_IN`), built with ``settings``."""
+    return FILL_INS.get(DEFAULT_FILL_IN)(**settings)
+
+
+def load_fill_in(spec: str | Path | None = None, **settings: Any) -> FillIn:
+    """A fill-in by registered name, or from a local masked-LM folder; None: the default.
+
+    >>> load_fill_in("minilm_mlm")                         # doctest: +SKIP
+    >>> load_fill_in("~/models/distilbert-base-uncased")   # doctest: +SKIP
+    """
+    if spec is None:
+        return default_fill_in(**settings)
+    if isinstance(spec, str) and spec in FILL_INS:
+        return FILL_INS.get(spec)(**settings)
+    if isinstance(spec, (str, Path)) and (Path(spec).expanduser().exists() or "/" in str(spec) or "\\" in str(spec)):
+        return HuggingFaceFillIn.from_folder(spec, **settings)
+    raise ConfigError(
+        f"Unknown fill-in {spec!r}. Give one of {FILL_INS.names()} or the path of a local "
+        f"Hugging Face masked-LM folder."
+    )
