@@ -6,7 +6,7 @@ Every source has one verb, ``candidates(text, positions) -> {position: [Substitu
 
 >>> from textrobust.attack.candidates import CANDIDATE_SOURCES
 >>> CANDIDATE_SOURCES.names()
-['embedding', 'protected_pairs', 'wordnet_antonyms', 'wordnet_synonyms']
+['embedding', 'fill_in', 'protected_pairs', 'wordnet_antonyms', 'wordnet_synonyms']
 >>> from textrobust.text import Text
 >>> source = CANDIDATE_SOURCES.get("protected_pairs")()
 >>> [s.word for s in source.candidates(Text.from_string("He is a king."), [0, 3])[3]]
