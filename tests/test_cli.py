@@ -74,14 +74,16 @@ def test_assets_table_lists_every_asset() -> None:
 @pytest.mark.heavy
 def test_demo_runs_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    result = runner.invoke(app, ["demo", "--out", str(out), "--n", "3"], terminal_width=200)
+    result = runner.invoke(app, ["demo", "--out", str(out), "--n", "2"], terminal_width=200)
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["steps"]) == {"evaluate", "attack", "second-order", "radius", "accs"}
     evaluation = summary["steps"]["evaluate"]["summary"]["evaluation"]
     assert evaluation["examples"] == 1276 and 0.6 < evaluation["accuracy"] <= 1.0
     attack = summary["steps"]["attack"]["summary"]["summary"]
-    assert attack["examples"] == 3
-    again = runner.invoke(app, ["demo", "--out", str(out), "--n", "3", "--resume"], terminal_width=200)
+    assert attack["examples"] == 2
+    again = runner.invoke(app, ["demo", "--out", str(out), "--n", "2", "--resume", "--steps", "evaluate,attack"],
+                          terminal_width=200)
     assert again.exit_code == 0, again.output
     resumed = json.loads((out / "summary.json").read_text())
     assert resumed["steps"]["evaluate"]["summary"]["evaluation"]["computed"] == 0

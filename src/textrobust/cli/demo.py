@@ -2,8 +2,11 @@
 
 On a fresh machine with no arguments it trains (first time only) or loads the default
 victim, evaluates it on the Rotten Tomatoes test split through the query layer, attacks
-a sample of the test split with the default recipe, and writes a run store and a JSON
-summary per step plus one summary of the whole demo. Each step resumes with --resume.
+a sample of the test split with the default recipe (TextFooler), runs a short
+second-order attack (SO-Beam), bounds the robustness radius (PDP + prover) and PR, and
+draws a coarse constraint robustness curve (ACCS) of MiniLM; it writes a run store and a
+JSON summary per step plus one summary of the whole demo. The evaluate, attack and
+radius steps resume with --resume.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ STEPS: dict[str, Callable[[Path, int | None, bool], dict[str, Any]]] = {
 def demo(
     out: Annotated[Path, typer.Option(help="Run folder (one sub-folder per step).")] = Path("runs/demo"),
     resume: Annotated[bool, typer.Option(help="Resume the latest demo runs in --out.")] = False,
-    n: Annotated[int, typer.Option(help="Examples attacked by the attack steps.")] = 20,
+    n: Annotated[int, typer.Option(help="Examples attacked by the attack step (the other steps take at most 3-4).")] = 10,
     steps: Annotated[str, typer.Option(help=f"Comma-separated steps to run, of: {', '.join(STEPS)}.")] = ",".join(STEPS),
 ) -> None:
     """Run the main job on the embedded default victim and data (no arguments needed)."""
