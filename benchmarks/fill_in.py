@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -167,7 +168,8 @@ def main() -> int:
         lines.append(f"- `{' '.join('___' if j == position else w for j, w in enumerate(text.words))}` (original: {text.words[position]})")
         for name, answers in examples.items():
             lines.append(f"  - {name.split(' (')[0].split(':')[0]}: {answers[i]}")
-    lines += ["", "Rerun:", "", "```", "python benchmarks/fill_in.py --out benchmarks/results/fill_in.md", "```", ""]
+    command = " ".join(["python", "benchmarks/fill_in.py", *sys.argv[1:]])
+    lines += ["", "Rerun:", "", "```", command, "```", ""]
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(lines), encoding="utf-8")

@@ -365,15 +365,15 @@ def test_shipped_minilm_head_gives_sensible_words() -> None:
 @pytest.mark.heavy
 def test_gemma_propose_and_rescore() -> None:
     fill_in = CausalRescoreFillIn.default(proposals=20)
-    text = Text.from_string("a deep and meaningful film.")
-    answer = fill_in.fill([(text, 4)], 20)[0]
+    text = Text.from_string("I watched the movie last night and loved it.")
+    answer = fill_in.fill([(text, 3)], 20)[0]
     words = [w for w, _ in answer]
-    assert "film" in words and "movie" in words
-    assert dict(answer)["film"] == 0.0  # the original scores 0 (log-ratio against itself)
+    assert {"movie", "film"} <= set(words[:5])
+    assert dict(answer)["movie"] == 0.0  # the original scores 0 (log-ratio against itself)
     # scores are full-sentence log-probability ratios under the LM
     lm = fill_in.lm
-    expected = lm.sentence_log_prob([str(text.replace(4, "movie"))])[0] - lm.sentence_log_prob([str(text)])[0]
-    assert dict(answer)["movie"] == pytest.approx(expected, abs=1e-3)
+    expected = lm.sentence_log_prob([str(text.replace(3, "film"))])[0] - lm.sentence_log_prob([str(text)])[0]
+    assert dict(answer)["film"] == pytest.approx(expected, abs=1e-3)
 
 
 def test_package_surface_is_light_and_complete() -> None:

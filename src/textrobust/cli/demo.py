@@ -49,18 +49,37 @@ def _radius_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
     return demo_step(out / "radius", n=min(n or 3, 3), resume=resume)
 
 
+def _print_scalars(title: str, summary: dict[str, Any]) -> None:
+    """The scalar entries of a step's summary as a two-column table."""
+    from rich.table import Table
+
+    from textrobust.cli.common import fmt
+
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in summary.items():
+        if isinstance(value, (int, float, str)) and not isinstance(value, bool) and key not in ("kind", "summary"):
+            table.add_row(key.replace("_", " "), fmt(value))
+    console.print(table)
+
+
 def _second_order_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
     from textrobust.cli.second_order import demo_step
 
     # SO-Beam (Zhang et al. 2021) on a few sentences; starts a new run each time
-    return demo_step(out / "second-order", n=min(n or 3, 3))
+    result = demo_step(out / "second-order", n=min(n or 3, 3))
+    _print_scalars("second-order attack (SO-Beam) on the default victim", result)
+    return result
 
 
 def _accs_step(out: Path, n: int | None, resume: bool) -> dict[str, Any]:
     from textrobust.cli.accs import demo_step
 
     # a coarse constraint robustness curve of MiniLM cosine (Morris 2020) on a few sentences
-    return demo_step(out / "accs", n=min(n or 4, 4))
+    result = demo_step(out / "accs", n=min(n or 4, 4))
+    _print_scalars("constraint robustness of MiniLM cosine (ACCS, coarse)", result)
+    return result
 
 
 #: The demo's steps, in order: name -> function(out, n, resume) -> summary.

@@ -335,8 +335,10 @@ def demo_step(out: Path, *, n: int) -> dict[str, Any]:
     default victim, without perplexity scoring; returns the JSON-ready summary."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ConfigError(f"The 'n' parameter of demo_step must be an int >= 1. Got {n!r} instead.")
+    # The demo uses the project's MiniLM + trained-head fill-in: the measured default
+    # (Gemma propose-and-rescore) has the best recall but is ~300x slower (benchmarks/results/fill_in.md).
     result = run_second_order(method="so-beam", n=n, budget=4_000, max_k=3, out=out, quality=False,
-                              kind="demo-second-order", progress=False)
+                              kind="demo-second-order", progress=False, fill_in="minilm_mlm")
     s = result["summary"]
     return {
         "step": "second-order (SO-Beam, Zhang et al. 2021)",
