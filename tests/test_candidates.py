@@ -453,6 +453,8 @@ def test_every_registered_source_meets_the_contract_on_real_assets(glove: WordVe
         "wordnet_synonyms": lambda: CANDIDATE_SOURCES.get("wordnet_synonyms")(),
         "wordnet_antonyms": lambda: CANDIDATE_SOURCES.get("wordnet_antonyms")(),
         "protected_pairs": lambda: CANDIDATE_SOURCES.get("protected_pairs")(),
+        # the project's shipped MiniLM + trained-head fill-in (the fast route)
+        "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(k=20, fill_in="minilm_mlm"),
     }
     assert set(real) == set(CANDIDATE_SOURCES.names())
     for name, build in real.items():
