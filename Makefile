@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml scripts/install-system.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
 	$(BIN)/textrobust assets prepare
-	$(BIN)/python -m textrobust.zoo default
+	$(BIN)/python -m textrobust.zoo default --threads 1
 	touch $@
 
 demo: install
