@@ -211,6 +211,8 @@ def report(args: argparse.Namespace) -> None:
         per = {m: rs for (v, m), rs in all_rows.items() if v == victim}
         if not per:
             continue
+        largest = max(len(rs) for rs in per.values())  # runs over fewer sentences (SO-Enum) are left out
+        per = {m: rs for m, rs in per.items() if len(rs) == largest}
         ids = set.intersection(*[{r.example_id for r in rs if r.status is not Status.SKIPPED} for rs in per.values()])
         for method, results in per.items():
             kept = [r for r in results if r.example_id in ids]
@@ -218,7 +220,8 @@ def report(args: argparse.Namespace) -> None:
             common_table.append("| " + " | ".join([victim, method, str(len(kept)), _f(r["success"], "%"), _f(r["l0"]),
                                                     _f(r["ppl_before"]), _f(r["ppl_after"]), _f(r["queries"]),
                                                     _f(r["seconds"])]) + " |")
-    lines += ["## Sentences attacked by every method (correctly classified and with a synonym patch)", ""]
+    lines += ["## The same sentences for every method (correctly classified and with a synonym patch; "
+              "methods run on all n sentences)", ""]
     lines += common_table + [""]
     lines += _examples(all_rows)
     if args.notes:
@@ -291,8 +294,17 @@ def _bias_report(args: argparse.Namespace) -> None:
                      f"{s['fill_in']['requests_now']:,}, victim queries {s['query_layer']['queries']:,}; figures: "
                      f"`{s['files'].get('bias_vs_k_png', '-')}`, `{s['files'].get('histograms_png', '-')}`")
     lines.append("")
-    if args.notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in args.notes] + [""]
+    copies = RESULTS / "bias"
+    copies.mkdir(parents=True, exist_ok=True)
+    for name, s in summaries.items():
+        for key in ("bias_vs_k_png", "bias_vs_k_svg", "histograms_png"):
+            source = Path(s["files"].get(key, ""))
+            if source.is_file():
+                (copies / f"{name}_{source.name}").write_bytes(source.read_bytes())
+    lines.append(f"Copies of the figures: `benchmarks/results/bias/` ({', '.join(sorted(p.name for p in copies.iterdir()))}).")
+    lines.append("")
+    if args.bias_notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in args.bias_notes] + [""]
     (RESULTS / "bias.md").write_text("\n".join(lines))
 
 
@@ -320,6 +332,7 @@ def main() -> None:
                                              "python benchmarks/second_order.py bias && "
                                              "python benchmarks/second_order.py report")
     r.add_argument("--notes", nargs="*", default=[])
+    r.add_argument("--bias-notes", nargs="*", default=[])
     args = parser.parse_args()
     args.argv = sys.argv
     {"attacks": run_attacks, "bias": run_bias_bench, "report": report}[args.part](args)

@@ -74,17 +74,18 @@ class BiasConfig(Config):
     walks per test sentence for a sampled k; ``enumerate_limit``: most texts held when
     enumerating one Neighbor_k; ``eps``: the X_filter threshold; ``label``: the class whose
     probability is f_soft (None: the last label); ``both_directions``: also sentences
-    holding p2; ``bins``: histogram bins over [-1, 1]; ``seed``: for the samples.
+    holding p2; ``bins``: histogram bins over [-1, 1] (2000: width 0.001, finer than
+    eps); ``seed``: for the samples.
     """
 
-    max_k: int = Field(3, ge=0)
-    exact_up_to: int = Field(2, ge=0)
-    samples: int = Field(200, ge=1)
-    enumerate_limit: int | None = Field(200_000, ge=1)
-    eps: float = Field(0.005, gt=0)
-    label: int | None = Field(None, ge=0)
+    max_k: int = Field(default=3, ge=0)
+    exact_up_to: int = Field(default=2, ge=0)
+    samples: int = Field(default=200, ge=1)
+    enumerate_limit: int | None = Field(default=200_000, ge=1)
+    eps: float = Field(default=0.005, gt=0)
+    label: int | None = Field(default=None, ge=0)
     both_directions: bool = False
-    bins: int = Field(400, ge=2)
+    bins: int = Field(default=2000, ge=2)
     seed: int = 0
 
 
@@ -232,6 +233,7 @@ def measure_anchor(
         "class": c,
         "sizes": {str(k): len(v) for k, v in levels.items()},
         "sampled_from_k": exact + 1 if config.max_k > exact else None,
+        "bins": config.bins,
         "partners": partners,
         "fill_requests": neighbourhood.requests - fills,
         "queries": layer.queries - queries,
@@ -297,7 +299,7 @@ def bias_dataset(
         queries=lambda: layer.queries,
     )
     records = stored_bias_records(run)
-    table = bias_table(records, max_k=config.max_k, bins=config.bins)
+    table = bias_table(records, max_k=config.max_k)
     summary: dict[str, Any] = {
         "anchors": len(anchors),
         "pairs": len(table),

@@ -66,7 +66,7 @@ def _partners(records: Iterable[Mapping[str, Any]]) -> Iterable[tuple[Mapping[st
             yield record, partner
 
 
-def bias_table(records: Sequence[Mapping[str, Any]], *, max_k: int, bins: int = 400) -> list[PairRow]:
+def bias_table(records: Sequence[Mapping[str, Any]], *, max_k: int) -> list[PairRow]:
     """B_{p,k} per pair, k = 0..max_k, on X_test and X_filter; pairs sorted by group, then
     by how many test sentences they have (most first)."""
     acc: dict[str, dict[str, Any]] = {}
@@ -105,13 +105,18 @@ def bias_table(records: Sequence[Mapping[str, Any]], *, max_k: int, bins: int = 
 
 
 def pair_histogram(
-    records: Sequence[Mapping[str, Any]], pair: str, k: int, *, subset: str = "filter", bins: int = 400
+    records: Sequence[Mapping[str, Any]], pair: str, k: int, *, subset: str = "filter", bins: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(edges, counts) of F_soft for ``pair`` at distance ``k`` on ``subset``, on the fixed
-    bins of the records."""
-    from textrobust.bias.counterfactual import histogram_edges
+    bins the records were made with (``bins`` only for records that do not say)."""
+    from textrobust.bias.counterfactual import BiasConfig, histogram_edges
+    from textrobust.errors import ConfigError
 
-    counts = np.zeros(bins, dtype=np.int64)
+    sizes = {int(r.get("bins") or bins or BiasConfig().bins) for r in records}
+    if len(sizes) > 1:
+        raise ConfigError(f"The records were made with different histogram bins {sorted(sizes)}; measure them alike.")
+    n_bins = sizes.pop() if sizes else int(bins or BiasConfig().bins)
+    counts = np.zeros(n_bins, dtype=np.int64)
     for _, partner in _partners(records):
         if partner["pair"] != pair or (subset == "filter" and not partner["in_filter"]):
             continue
@@ -119,7 +124,7 @@ def pair_histogram(
         if stats:
             for index, count in stats["hist"].items():
                 counts[int(index)] += int(count)
-    return histogram_edges(bins), counts
+    return histogram_edges(n_bins), counts
 
 
 def _fmt(value: float, digits: int = 4) -> str:
@@ -143,7 +148,7 @@ def write_bias_report(
     out: Path,
     *,
     max_k: int,
-    bins: int = 400,
+    bins: int | None = None,
     title: str = "counterfactual token bias",
     max_pairs: int = 12,
     formats: Sequence[str] = ("png", "svg"),
@@ -153,7 +158,7 @@ def write_bias_report(
     ``out``; return the paths written by name. Figures show the ``max_pairs`` pairs with
     the most test sentences."""
     out.mkdir(parents=True, exist_ok=True)
-    rows = bias_table(records, max_k=max_k, bins=bins)
+    rows = bias_table(records, max_k=max_k)
     paths: dict[str, str] = {}
     payload = {"title": title, "max_k": max_k, "rows": [r.to_dict() for r in rows]}
     (out / "bias.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
@@ -177,19 +182,20 @@ def _plot_b_vs_k(rows: Sequence[PairRow], out: Path, max_k: int, title: str, for
     import matplotlib.pyplot as plt
 
     ks = list(range(max_k + 1))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    colours = plt.get_cmap("tab20")
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, subset, name in zip(axes, ("filter", "test"), ("X_filter", "X_test")):
-        for row in rows:
+        for i, row in enumerate(rows):
             values = [row.b[subset].get(k, float("nan")) for k in ks]
             if all(math.isnan(v) for v in values):
                 continue
-            ax.plot(ks, values, marker="o", label=f"{row.pair} ({row.originals[subset]})")
+            ax.plot(ks, values, marker="o", color=colours(i % 20), label=f"{row.pair} ({row.originals[subset]})")
         ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set_xticks(ks)
         ax.set_xlabel("neighbourhood distance k")
-        ax.set_title(f"{name}")
+        ax.set_title(f"{name} (test sentences per pair in brackets)", fontsize=9)
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
     axes[0].set_ylabel("B_{p,k} = mean F_soft")
-    axes[1].legend(fontsize=7, loc="best")
     fig.suptitle(title)
     fig.tight_layout()
     written = {}
@@ -202,7 +208,7 @@ def _plot_b_vs_k(rows: Sequence[PairRow], out: Path, max_k: int, title: str, for
 
 
 def _plot_histograms(
-    records: Sequence[Mapping[str, Any]], rows: Sequence[PairRow], out: Path, max_k: int, bins: int,
+    records: Sequence[Mapping[str, Any]], rows: Sequence[PairRow], out: Path, max_k: int, bins: int | None,
     formats: Sequence[str],
 ) -> dict[str, str]:
     import matplotlib

@@ -68,10 +68,10 @@ class NeighbourhoodConfig(Config):
     ``cache_size``: fill-in answers remembered (None: unbounded; 0: none).
     """
 
-    kappa: int = Field(20, ge=1)
-    delta: float = Field(3.0, ge=0.0)
+    kappa: int = Field(default=20, ge=1)
+    delta: float = Field(default=3.0, ge=0.0)
     blacklist: tuple[str, ...] = ()
-    cache_size: int | None = Field(200_000, ge=0)
+    cache_size: int | None = Field(default=200_000, ge=0)
 
 
 def keep_by_logit(scores: Sequence[float], kappa: int, delta: float) -> np.ndarray:

@@ -32,8 +32,8 @@ class RandomBaselineConfig(Config):
     """Settings of :class:`RandomBaseline`: ``max_k`` random replacements at most (the
     paper: 6); ``tries`` position draws per step; ``seed``."""
 
-    max_k: int = Field(6, ge=1)
-    tries: int = Field(8, ge=1)
+    max_k: int = Field(default=6, ge=1)
+    tries: int = Field(default=8, ge=1)
     seed: int = 0
 
 

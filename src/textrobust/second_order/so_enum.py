@@ -38,8 +38,8 @@ class SOEnumConfig(Config):
     """Settings of :class:`SOEnum`: ``max_k`` >= 1 words changed at most (the paper: 2);
     ``chunk_size`` texts scored per batch within a level."""
 
-    max_k: int = Field(2, ge=1)
-    chunk_size: int = Field(2048, ge=1)
+    max_k: int = Field(default=2, ge=1)
+    chunk_size: int = Field(default=2048, ge=1)
 
 
 class SOEnum(BaseSearch):
