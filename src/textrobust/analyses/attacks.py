@@ -8,10 +8,14 @@ records with the pure functions of :mod:`textrobust.attack.metrics`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import Field
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.attack import metrics
 from textrobust.attack.attack import Attack
 from textrobust.attack.results import AttackResult, Status
@@ -22,7 +26,8 @@ if TYPE_CHECKING:
 
     from textrobust.store import Run
 
-__all__ = ["QualityScorer", "attack_dataset", "stored_results"]
+__all__ = ["AttackAnalysis", "AttackRecord", "AttackSettings", "AttackSummary", "QualityScorer", "attack_dataset",
+           "stored_results"]
 
 
 class QualityScorer:
@@ -108,3 +113,139 @@ def attack_dataset(
         }
     )
     return results, summary
+
+
+# ---- the analysis ---------------------------------------------------------------------------------
+class AttackSettings(Settings):
+    """A first-order attack: the ``recipe`` (see ``textrobust list``), the first ``n``
+    examples, a query ``budget`` per example, and ``quality`` (perplexity under the causal LM
+    and MiniLM similarity of each success; slower, needs Gemma)."""
+
+    recipe: str = "textfooler"
+    n: int | None = Field(default=50, ge=0)
+    budget: int | None = Field(default=None, ge=1)
+    quality: bool = True
+
+
+@dataclass(frozen=True)
+class AttackRecord(Record):
+    """One attacked example (status: succeeded, failed or skipped)."""
+
+    result: AttackResult
+    budget_exhausted: bool = False
+
+
+@dataclass(frozen=True)
+class AttackSummary(Summary):
+    """TextAttack's summary conventions (see :mod:`textrobust.attack.metrics`)."""
+
+    examples: int
+    succeeded: int
+    failed: int
+    skipped: int
+    original_accuracy: float
+    accuracy_under_attack: float
+    success_rate: float
+    words_perturbed: float
+    l0: float
+    queries_per_example: float
+    median_perplexity_before: float
+    median_perplexity_after: float
+    similarity: float
+    seconds_per_example: float
+
+
+def _recipe(name: str, seed: int) -> Any:
+    from textrobust.attack.recipes import RECIPES
+
+    factory = RECIPES.get(name)
+    return factory(seed=seed) if "seed" in factory.__code__.co_varnames else factory()
+
+
+class AttackAnalysis(Analysis):
+    """A first-order attack recipe over the examples (TextAttack's metrics)."""
+
+    name = "attack"
+    title = "First-order attack"
+    paper = ("The recipe's paper: TextFooler (Jin et al. 2020), PWWS (Ren et al. 2019), BAE (Garg and "
+             "Ramakrishnan 2020), genetic (Alzantot et al. 2018), PSO (Zang et al. 2020); "
+             "metrics as in Morris et al. 2020 (TextAttack).")
+    settings_type = AttackSettings
+    record_type = AttackRecord
+
+    def __init__(self, settings: Any = None) -> None:
+        super().__init__(settings)
+        from textrobust.attack.recipes import RECIPES
+
+        if self.settings.recipe not in RECIPES:
+            from textrobust.errors import ConfigError
+
+            raise ConfigError(f"Unknown recipe '{self.settings.recipe}'. Known: {', '.join(RECIPES.names())}.")
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "recipe": _recipe(self.settings.recipe, 0).describe()}
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        from textrobust.attack.recipes import build_attack
+
+        attack = build_attack(_recipe(self.settings.recipe, context.seed), context.layer, budget=self.settings.budget)
+        quality = QualityScorer.default() if self.settings.quality else None
+
+        def analyse(example: Example) -> AttackRecord:
+            result = attack.attack(example)
+            if quality is not None:
+                result = quality(result)
+            return AttackRecord(example.id, result.status.value, result.queries, result.seconds, result,
+                                result.budget_exhausted)
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AttackSummary:
+        results = [cast(AttackRecord, r).result for r in records]
+        return AttackSummary(**counts(records, failures), **metrics.summary(results))  # type: ignore[arg-type]
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        return attack_section(cast(AttackSummary, summary), [cast(AttackRecord, r).result for r in records],
+                              label_names, self.settings.recipe)
+
+
+def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_names: Sequence[str],
+                   recipe: str) -> dict[str, Any]:
+    """The report section of a first-order attack."""
+    from textrobust.analyses.figures import bar_chart
+    from textrobust.analyses.sections import example_row, figure, headline, table
+
+    heads = [headline("clean accuracy", s.original_accuracy, "%"),
+             headline("accuracy under attack", s.accuracy_under_attack, "%"),
+             headline("attack success rate", s.success_rate, "%", "succeeded / attacked"),
+             headline("words perturbed", s.words_perturbed, "%", "mean share over successes"),
+             headline("queries per example", s.queries_per_example, "float"),
+             headline("similarity (MiniLM cosine)", s.similarity, "float")]
+    rows = [["succeeded", s.succeeded], ["failed", s.failed], ["skipped (already wrong)", s.skipped],
+            ["budget exhausted", s.budget_exhausted], ["errors", s.errors],
+            ["median perplexity before", s.median_perplexity_before],
+            ["median perplexity after", s.median_perplexity_after], ["seconds per example", s.seconds_per_example]]
+    figures = []
+    if results:
+        figures.append(figure("How the attacks ended", bar_chart(
+            ["succeeded", "failed", "skipped", "budget exhausted", "errors"],
+            [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
+            title=f"{recipe}: outcomes", xlabel="", ylabel="examples")))
+        l0 = [r.l0 for r in results if r.status is Status.SUCCEEDED]
+        if l0:
+            top = max(l0)
+            figures.append(figure("Words changed per successful attack", bar_chart(
+                [str(k) for k in range(1, top + 1)], [l0.count(k) for k in range(1, top + 1)],
+                title="words changed (l0)", xlabel="words changed", ylabel="successes")))
+    examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.original, r.perturbed,
+                            r.original_prediction, r.perturbed_prediction,
+                            None if math.isnan(r.extras.get("similarity", math.nan) or math.nan)
+                            else f"similarity {r.extras['similarity']:.2f}")
+                for r in results if r.status is Status.SUCCEEDED][:12]
+    risk = s.success_rate if not math.isnan(s.success_rate) else None
+    point = None if risk is None else (
+        f"{recipe}: {s.succeeded} of {s.succeeded + s.failed} attacked examples were flipped "
+        f"(accuracy {s.original_accuracy:.1%} -> {s.accuracy_under_attack:.1%} under attack).")
+    return {"headline": heads, "tables": [table("outcomes and cost", ["metric", "value"], rows)],
+            "figures": figures, "examples": examples, "risk": risk, "point": point}

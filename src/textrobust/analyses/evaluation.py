@@ -9,8 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import Field
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.data.examples import Dataset
 from textrobust.errors import ConfigError
 from textrobust.victims.query import QueryLayer
@@ -18,7 +21,8 @@ from textrobust.victims.query import QueryLayer
 if TYPE_CHECKING:
     from textrobust.store import Run
 
-__all__ = ["EvaluationRecord", "EvaluationSummary", "evaluate", "accuracy", "summarize"]
+__all__ = ["AccuracySummary", "EvaluateAnalysis", "EvaluateSettings", "EvaluationBatch", "EvaluationRecord",
+           "EvaluationSummary", "evaluate", "accuracy", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -154,3 +158,88 @@ def summarize(
         cache_hits=cache_hits,
         seconds=seconds,
     )
+
+
+# ---- the analysis ---------------------------------------------------------------------------------
+
+class EvaluateSettings(Settings):
+    """Clean accuracy: ``n`` examples (None: all), ``batch_size`` texts per forward pass
+    (also the unit of work stored at once)."""
+
+    n: int | None = Field(default=None, ge=0)
+    batch_size: int = Field(default=64, ge=1, le=100_000)
+
+
+@dataclass(frozen=True)
+class EvaluationBatch(Record):
+    """The victim's answers on one batch of examples (``example_id`` names the batch)."""
+
+    ids: tuple[str, ...]
+    labels: tuple[int, ...]
+    predicted: tuple[int, ...]
+    probabilities: tuple[tuple[float, ...], ...]
+
+    def records(self) -> list[EvaluationRecord]:
+        return [EvaluationRecord(i, label, p, probs)
+                for i, label, p, probs in zip(self.ids, self.labels, self.predicted, self.probabilities)]
+
+
+@dataclass(frozen=True)
+class AccuracySummary(Summary):
+    """Clean accuracy over the scored examples (NaN when none were scored)."""
+
+    examples: int
+    accuracy: float
+    accuracy_per_label: dict[str, float]
+    queries: int
+
+
+class EvaluateAnalysis(Analysis):
+    """Clean accuracy of the victim, batched through the query layer."""
+
+    name = "evaluate"
+    title = "Clean accuracy"
+    paper = "Accuracy on the unperturbed examples (the baseline every other figure is read against)."
+    settings_type = EvaluateSettings
+    record_type = EvaluationBatch
+
+    def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
+        examples = list(self.select(dataset))
+        size = self.settings.batch_size
+        chunks = [tuple(examples[i:i + size]) for i in range(0, len(examples), size)]
+        return [(f"batch:{chunk[0].id}:{chunk[-1].id}:{len(chunk)}", chunk) for chunk in chunks]
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        layer = context.layer
+
+        def analyse(chunk: Sequence[Any]) -> EvaluationBatch:
+            before, began = layer.queries, time.perf_counter()
+            probs = layer.probabilities([e.text for e in chunk])
+            return EvaluationBatch(
+                example_id=f"batch:{chunk[0].id}:{chunk[-1].id}:{len(chunk)}", status="ok",
+                queries=layer.queries - before, seconds=time.perf_counter() - began,
+                ids=tuple(e.id for e in chunk), labels=tuple(e.label for e in chunk),
+                predicted=tuple(int(row.argmax()) for row in probs),
+                probabilities=tuple(tuple(float(p) for p in row) for row in probs))
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AccuracySummary:
+        flat = [r for batch in records for r in batch.records()]  # type: ignore[attr-defined]
+        names = sorted({str(i) for r in flat for i in [r.label]})
+        return AccuracySummary(**counts(records, failures), examples=len(flat),
+                               accuracy=accuracy(flat) if flat else float("nan"),
+                               accuracy_per_label={n: accuracy([r for r in flat if str(r.label) == n]) for n in names},
+                               queries=sum(r.queries for r in records))
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        from textrobust.analyses.sections import headline, table
+
+        s = cast(AccuracySummary, summary)
+        per_label = [[label_names[int(k)] if k.isdigit() and int(k) < len(label_names) else k, v]
+                     for k, v in s.accuracy_per_label.items()]
+        return {"headline": [headline("clean accuracy", s.accuracy, "%"), headline("examples", s.examples, "int"),
+                             headline("queries", s.queries, "int")],
+                "tables": [table("accuracy per label", ["label", "accuracy"], per_label)],
+                "figures": [], "examples": []}

@@ -16,12 +16,13 @@ from textrobust.cli import (
     accs,
     assets,
     attack,
+    audit,
     components,
     data,
-    demo,
     evaluate,
     export,
     radius,
+    report,
     second_order,
     train,
 )
@@ -35,7 +36,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (assets, components, data, train, evaluate, attack, second_order, radius, accs, demo, export):
+for module in (audit, report, assets, components, data, train, evaluate, attack, second_order, radius, accs, export):
     module.register(app)
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.table import Table
 
 from textrobust.cli.common import console, fail
 from textrobust.errors import TextRobustError
+
+if TYPE_CHECKING:
+    from textrobust.zoo.cards import VictimCard
 
 
 def register(app: typer.Typer) -> None:
@@ -36,7 +40,10 @@ def train(
     _print_card(trained.card, trained.path)
 
 
-def _print_card(card: dict[str, Any], path: Path) -> None:
+def _print_card(card: VictimCard | Mapping[str, Any], path: Path) -> None:
+    """The card's main fields as a table (a ``VictimCard`` or its ``to_dict()``)."""
+    if not isinstance(card, Mapping):
+        card = card.to_dict()
     table = Table(title=f"victim {card.get('architecture', '')} ({path})")
     table.add_column("field")
     table.add_column("value", overflow="fold")

@@ -1,0 +1,158 @@
+"""The protocol every analysis follows, and the base types it is written in.
+
+An analysis answers one question about a victim on a data set (how often an attack flips
+it, how large its certified radius is, ...). It declares:
+
+- ``settings_type``: a frozen :class:`Settings` (validated, unknown keys rejected);
+- ``record_type``: a frozen dataclass derived from :class:`Record` (example id, status,
+  queries, seconds, plus its own typed fields), stored through the generic codec of
+  :mod:`textrobust.records`, never as a hand-written payload dict;
+- :meth:`Analysis.units`: how a data set splits into independent units of work (examples,
+  batches of examples, bias anchors, ACCS tasks), each with a stable id;
+- :meth:`Analysis.worker`: per worker, build the components (attack, scorers, models) once
+  and return ``analyse(unit_payload) -> Record``;
+- :meth:`Analysis.summarise`: a pure function of the records (and the failures) to a typed
+  summary; :meth:`Analysis.section`: the summary as a report section (headline figures,
+  tables, figures, examples).
+
+The orchestrator (:mod:`textrobust.audit`) runs any set of analyses over one victim and
+data set on an executor, into one run store, and renders every section into one report.
+Adding an analysis is one module and one line in :data:`textrobust.analyses.ANALYSES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textrobust.config import Config
+from textrobust.records import encode
+
+if TYPE_CHECKING:
+    from textrobust.data.examples import Dataset
+    from textrobust.victims.query import QueryLayer
+
+__all__ = ["Analysis", "Failure", "Record", "Settings", "Summary", "WorkerContext", "ERROR"]
+
+#: The status of a unit whose work raised (the store flags the row as failed).
+ERROR = "error"
+
+
+class Settings(Config):
+    """Base of every analysis's settings: frozen, typed, unknown keys rejected."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """The base of every analysis's per-unit record."""
+
+    example_id: str
+    status: str
+    queries: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A unit whose work raised: read from the store's own failure flag, not guessed."""
+
+    example_id: str
+    error: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The base of every analysis's summary: how many units ended how."""
+
+    units: int
+    ok: int
+    errors: int
+    budget_exhausted: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready data."""
+        return encode(self)
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What a worker hands an analysis: the victim behind one query layer, and the data's
+    label names. One context per worker; the analysis builds its components from it."""
+
+    layer: QueryLayer
+    label_names: tuple[str, ...]
+    seed: int = 0
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Analysis(ABC):
+    """One analysis: settings in, units of work, typed records, a pure summary.
+
+    Subclasses set the class attributes and fill :meth:`worker` and :meth:`summarise`;
+    the rest has defaults that suit per-example analyses.
+    """
+
+    #: Registry name (also the CLI command and the report section id).
+    name: ClassVar[str]
+    #: A one-line title for the report.
+    title: ClassVar[str]
+    #: The paper the method comes from (citation text).
+    paper: ClassVar[str]
+    settings_type: ClassVar[type[Settings]]
+    record_type: ClassVar[type[Record]]
+
+    def __init__(self, settings: Settings | Mapping[str, Any] | None = None) -> None:
+        if settings is None:
+            settings = self.settings_type()
+        elif isinstance(settings, Mapping):
+            settings = self.settings_type(**settings)
+        elif not isinstance(settings, self.settings_type):
+            raise TypeError(f"{type(self).__name__} takes {self.settings_type.__name__}, "
+                            f"not {type(settings).__name__}.")
+        self.settings = settings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.settings!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """The exact configuration (stored with the run; resuming checks it)."""
+        return {"analysis": self.name, "settings": self.settings.to_dict()}
+
+    def select(self, dataset: Dataset) -> Dataset:
+        """The part of ``dataset`` this analysis works on (default: the first ``n``
+        examples when the settings have an ``n``)."""
+        return dataset.take(getattr(self.settings, "n", None))
+
+    def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
+        """``(unit_id, payload)`` pairs; default: one unit per example."""
+        return [(example.id, example) for example in self.select(dataset)]
+
+    @abstractmethod
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        """Build this worker's components; return ``analyse(payload) -> Record``."""
+
+    @abstractmethod
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> Summary:
+        """A pure summary of the stored records (failures counted, never hidden)."""
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        """The report section (``textrobust.report`` schema) of this analysis."""
+        return {"headline": [], "tables": [], "figures": [], "examples": []}
+
+
+def counts(records: Sequence[Record], failures: Sequence[Failure]) -> dict[str, int]:
+    """The base counts of a :class:`Summary` (budget exhaustion read from a record's
+    ``budget_exhausted`` field where it has one)."""
+    exhausted = sum(bool(getattr(r, "budget_exhausted", False)) for r in records)
+    return {"units": len(records) + len(failures), "ok": len(records), "errors": len(failures),
+            "budget_exhausted": exhausted}
+
+
+def field_names(record_type: type[Record]) -> list[str]:
+    """The field names of a record type (for tables and exports)."""
+    return [f.name for f in dataclasses.fields(record_type)]

@@ -1,0 +1,69 @@
+"""Pieces of report sections shared by the analyses: headline figures, example rows.
+
+Every string here ends up in HTML, where the report escapes it: these helpers only shape
+data (``textrobust.report`` schema), they never produce markup.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from textrobust.text import Text, split_words
+
+__all__ = ["example_row", "figure", "headline", "tokens", "table"]
+
+
+def headline(label: str, value: Any, fmt: str = "float", note: str | None = None) -> dict[str, Any]:
+    """One headline figure; NaN and None become ``None`` (shown as n/a, never 0)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    return {"label": label, "value": value, "format": fmt, "note": note}
+
+
+def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    clean = [[None if isinstance(c, float) and not math.isfinite(c) else c for c in row] for row in rows]
+    return {"title": title, "columns": list(columns), "rows": clean}
+
+
+def figure(title: str, svg: str, caption: str = "") -> dict[str, Any]:
+    return {"title": title, "svg": svg, "caption": caption}
+
+
+def tokens(text: Text) -> tuple[list[str], dict[int, int]]:
+    """The text as tokens (gaps and words interleaved, columns joined by `` / ``) and the
+    map from word position to token index."""
+    out: list[str] = []
+    where: dict[int, int] = {}
+    position = 0
+    for c, column in enumerate(text.columns):
+        words, gaps = split_words(column)
+        if c:
+            out.append(" / ")
+        for word, gap in zip(words, gaps):
+            if gap:
+                out.append(gap)
+            where[position] = len(out)
+            out.append(word)
+            position += 1
+        if gaps[-1]:
+            out.append(gaps[-1])
+    return out, where
+
+
+def example_row(example_id: str, status: str, label_names: Sequence[str], label: int, original: Text,
+                perturbed: Text, before: int | None = None, after: int | None = None,
+                note: str | None = None) -> dict[str, Any]:
+    """One row of a report's example table, with the changed words marked."""
+    original_tokens, where = tokens(original)
+    perturbed_tokens, _ = tokens(perturbed)
+    changed = [where[p] for p in original.diff(perturbed) if p in where] \
+        if len(original_tokens) == len(perturbed_tokens) else []
+
+    def name(index: int | None) -> str | None:
+        return None if index is None or not 0 <= index < len(label_names) else str(label_names[index])
+
+    return {"id": example_id, "status": status, "label": name(label) or str(label),
+            "prediction_before": name(before), "prediction_after": name(after),
+            "original": original_tokens, "perturbed": perturbed_tokens, "changed": changed, "note": note}

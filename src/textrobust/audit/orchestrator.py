@@ -1,0 +1,392 @@
+"""Run analyses over a victim and a data set: one store, one executor, one report.
+
+:func:`run` resolves the victim and the data once, checks that their labels agree (by
+name), opens one run store in ``out``, and for each analysis starts (or, with
+``resume=True``, reopens) a run of that analysis, sends the units not yet stored to the
+executor, writes every finished record the moment it comes back (only the driver writes,
+so resume works the same under every executor and nothing is written twice), summarises
+the stored records and writes ``summary.json``, ``report.json`` and ``report.html``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext
+from textrobust.audit.labels import align_labels
+from textrobust.audit.sources import DataSource, VictimSource
+from textrobust.errors import ConfigError, StoreError, TextRobustError
+from textrobust.records import decode, encode
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from textrobust.data.examples import Dataset
+    from textrobust.store import Run, RunStore
+
+__all__ = ["AnalysisResult", "AuditResult", "DEFAULT_ANALYSES", "AnalysisWorkerSpec", "rebuild_report", "run"]
+
+#: What ``textrobust audit`` runs with no configuration: sized to finish in a few minutes
+#: on 2 cores with the default victim.
+DEFAULT_ANALYSES: tuple[str, ...] = ("evaluate", "attack")
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """One analysis of an audit: its run, typed records, failures and summary."""
+
+    name: str
+    run_id: str
+    summary: Summary
+    records: tuple[Record, ...]
+    failures: tuple[Failure, ...]
+    computed: int
+    resumed: int
+    seconds: float
+    queries: int
+    settings: Mapping[str, Any]
+    section: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What :func:`run` did: one :class:`AnalysisResult` per analysis, and the files."""
+
+    out: Path
+    results: Mapping[str, AnalysisResult]
+    report: Mapping[str, Any]
+    report_html: Path | None
+    report_json: Path
+    seconds: float
+
+    def __getitem__(self, name: str) -> AnalysisResult:
+        return self.results[name]
+
+
+# ---- workers ------------------------------------------------------------------------------------
+class _Worker:
+    """Runs one analysis in one worker: the analysis's ``analyse`` behind one query layer."""
+
+    def __init__(self, analyse: Any, layer: Any) -> None:
+        self._analyse = analyse
+        self._layer = layer
+
+    def __call__(self, payload: Any) -> Any:
+        return encode(self._analyse(payload))
+
+    def queries(self) -> int:
+        return int(self._layer.queries)
+
+
+@dataclass(frozen=True)
+class AnalysisWorkerSpec:
+    """Picklable recipe of a worker: the victim (a folder, or an object for in-process
+    executors), the analysis by registry name and settings, the label mapping."""
+
+    victim: VictimSource
+    analysis: str
+    settings: Mapping[str, Any]
+    label_names: tuple[str, ...]
+    seed: int
+    batch_size: int | None = None
+
+    def build(self) -> _Worker:
+        from textrobust.analyses import ANALYSES
+        from textrobust.victims.query import QueryLayer
+
+        victim = self.victim.load()
+        layer = QueryLayer(victim, batch_size=self.batch_size) if self.batch_size else QueryLayer(victim)
+        analysis = ANALYSES.get(self.analysis)(self.settings)
+        context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed)
+        return _Worker(analysis.worker(context), layer)
+
+
+# ---- the orchestrator ---------------------------------------------------------------------------
+def _analyses(analyses: Sequence[Analysis | str] | Mapping[str, Any]) -> list[Analysis]:
+    from textrobust.analyses import ANALYSES
+
+    if isinstance(analyses, Mapping):
+        items: list[Any] = [ANALYSES.get(name)(settings or {}) for name, settings in analyses.items()]
+    else:
+        items = [ANALYSES.get(a)() if isinstance(a, str) else a for a in analyses]
+    if not items:
+        raise ConfigError("An audit needs at least one analysis. Known: " + ", ".join(ANALYSES.names()) + ".")
+    names = [a.name for a in items]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"The analyses {repeated} are listed twice; each analysis runs once per audit.")
+    return items
+
+
+def _run_config(analysis: Analysis, victim: VictimSource, data: DataSource, dataset: Dataset) -> dict[str, Any]:
+    return {"victim": victim.describe(), "data": data.describe(), "data_examples": len(dataset),
+            "data_name": dataset.name, "data_split": dataset.split, "label_names": list(dataset.label_names),
+            **analysis.describe()}
+
+
+def _stored(analysis: Analysis, run: Run) -> tuple[list[Record], list[Failure]]:
+    records: list[Record] = []
+    failures: list[Failure] = []
+    for row in run.results():
+        if row.failed:
+            failures.append(Failure(row.example_id, str(row.payload.get("error", "Error")),
+                                    str(row.payload.get("message", ""))))
+        else:
+            try:
+                records.append(decode(analysis.record_type, row.payload))
+            except (StoreError, KeyError, TypeError, ValueError) as exc:
+                raise StoreError(
+                    f"The stored result of '{row.example_id}' in run '{run.run_id}' is not a "
+                    f"{analysis.record_type.__name__} ({exc}). Was the store written by another "
+                    "version of textrobust? Run again without --resume."
+                ) from None
+    return records, failures
+
+
+def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str, Any]], run: Run,
+             executor: Any, progress: Progress | None, max_consecutive_failures: int) -> tuple[int, int]:
+    from textrobust.audit.executors import Unit
+
+    done = run.done_ids()
+    todo = [Unit(uid, position, payload) for position, (uid, payload) in enumerate(units) if uid not in done]
+    task = None
+    if progress is not None:
+        task = progress.add_task(f"{analysis.name}", total=len(units), completed=len(units) - len(todo), queries=0)
+    queries = streak = 0
+    outcomes = executor.map(spec, todo)
+    try:
+        for outcome in outcomes:
+            failed = outcome.error is not None
+            payload = outcome.error if failed else outcome.value
+            run.record(outcome.unit.id, payload, position=outcome.unit.position, seconds=outcome.seconds,
+                       queries=outcome.queries, failed=failed)
+            queries += outcome.queries
+            streak = streak + 1 if failed else 0
+            if progress is not None and task is not None:
+                progress.update(task, advance=1, queries=queries)
+            if max_consecutive_failures and streak >= max_consecutive_failures:
+                error = outcome.error or {}
+                raise TextRobustError(
+                    f"{analysis.name}: {streak} units in a row failed; stopping. The last error: "
+                    f"{error.get('error')}: {error.get('message')}. The finished results are stored; "
+                    "fix the cause and rerun with --resume."
+                )
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()
+    return len(todo), queries
+
+
+def run(
+    victim: Any = "default",
+    data: Any = "rotten_tomatoes",
+    analyses: Sequence[Analysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,
+    out: str | os.PathLike[str] = "runs/audit",
+    *,
+    split: str | None = None,
+    data_options: Mapping[str, Any] | None = None,
+    label_map: Mapping[str, str] | None = None,
+    labels_by_position: bool = False,
+    resume: bool = False,
+    executor: str | Any = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    seed: int = 0,
+    progress: bool | Progress = True,
+    report: bool = True,
+    title: str | None = None,
+    max_consecutive_failures: int = 20,
+) -> AuditResult:
+    """Run ``analyses`` on ``victim`` over ``data`` into the folder ``out``.
+
+    ``victim``: ``"default"`` (trained on first use), a victim folder, or a victim object
+    (in-process executor only). ``data``: a bundled data set name, a file or folder path, or
+    a :class:`~textrobust.data.examples.Dataset`; ``split`` defaults to ``test`` for
+    bundled sets and to all rows for user files; ``data_options`` are the column options
+    of :func:`~textrobust.data.load_dataset`. Labels are matched to the victim's by name;
+    ``label_map`` maps data label names to victim label names; ``labels_by_position``
+    matches them by position instead. ``analyses``: registry names, :class:`Analysis`
+    objects, or a mapping name -> settings. ``executor``: ``local``, ``process`` or ``ray``
+    (or an executor object), with ``workers`` and, for Ray, ``address``. ``resume``
+    continues the latest runs stored in ``out`` (their configuration must match).
+    """
+    from textrobust.audit.executors import make_executor
+    from textrobust.runner import make_progress
+    from textrobust.store import RunStore
+
+    started = time.perf_counter()
+    chosen = _analyses(analyses)
+    victim_source = VictimSource.of(victim)
+    data_source = DataSource.of(data, split=split, options=data_options)
+    out = Path(out)
+    _check_out(out)
+    model = victim_source.load()
+    dataset = align_labels(data_source.load(), tuple(model.label_names), label_map=label_map,
+                           by_position=labels_by_position)
+    if isinstance(executor, str):
+        executor = make_executor(executor, workers=workers, address=address)
+    if executor.name != "local":
+        victim_source = victim_source.portable()
+    bar: Progress | None
+    own_bar = progress is True
+    bar = make_progress() if progress is True else (progress or None)
+    results: dict[str, AnalysisResult] = {}
+    out.mkdir(parents=True, exist_ok=True)
+    store = RunStore(out / "store.sqlite")
+    try:
+        if own_bar and bar is not None:
+            bar.start()
+        for analysis in chosen:
+            results[analysis.name] = _run_one(analysis, store, victim_source, data_source, dataset, executor,
+                                              bar, seed, resume, max_consecutive_failures)
+    finally:
+        if own_bar and bar is not None:
+            bar.stop()
+        executor.close()
+        store.close()
+    data_info = {"name": dataset.name, "split": dataset.split, "examples": len(dataset),
+                 "label_names": list(dataset.label_names)}
+    payload = build_report(results, victim_source, _card(model), data_info,
+                           {"executor": executor.name, "workers": executor.workers, "seed": seed, "resumed": resume},
+                           seconds=time.perf_counter() - started, out=out, title=title)
+    html, json_path = _write_outputs(out, payload, report)
+    return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started)
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"The output folder '{out}' is a file; give a folder (--out).")
+
+
+def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
+             executor: Any, bar: Progress | None, seed: int, resume: bool,
+             max_consecutive_failures: int) -> AnalysisResult:
+    began = time.perf_counter()
+    units = analysis.units(dataset)
+    run = store.resume_or_start(analysis.name, _run_config(analysis, victim, data, dataset), seed, resume=resume)
+    resumed = len(run.done_ids())
+    spec = AnalysisWorkerSpec(victim, analysis.name, analysis.settings.to_dict(), tuple(dataset.label_names), seed)
+    computed, queries = _execute(analysis, spec, units, run, executor, bar, max_consecutive_failures)
+    unit_ids = {uid for uid, _ in units}
+    records, failures = _stored(analysis, run)
+    records = [r for r in records if r.example_id in unit_ids]
+    failures = [f for f in failures if f.example_id in unit_ids]
+    summary = analysis.summarise(records, failures)
+    section = analysis.section(summary, records, failures, dataset.label_names)
+    result = AnalysisResult(analysis.name, run.run_id, summary, tuple(records), tuple(failures), computed,
+                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section)
+    run.finish({"summary": summary.to_dict(), "computed_now": computed, "resumed": resumed, "queries_now": queries})
+    return result
+
+
+# ---- the report ---------------------------------------------------------------------------------
+def _card(model: Any) -> dict[str, Any] | None:
+    card = getattr(model, "card", None)
+    if card is None:
+        return None
+    data = card.to_dict() if hasattr(card, "to_dict") else dict(card)
+    return {k: v for k, v in data.items() if isinstance(v, (str, int, float, bool)) or v is None}
+
+
+def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, card: Mapping[str, Any] | None,
+                 data: Mapping[str, Any], run: Mapping[str, Any], *, seconds: float, out: Path,
+                 title: str | None = None) -> dict[str, Any]:
+    """The ``textrobust.report/1`` dict of an audit (see :mod:`textrobust.report`)."""
+    from textrobust import __version__
+    from textrobust.audit.verdict import verdict
+    from textrobust.zoo.cards import now_iso
+
+    analyses = []
+    for name, result in results.items():
+        from textrobust.analyses import ANALYSES
+
+        cls = ANALYSES.get(name)
+        counts = {k: getattr(result.summary, k) for k in ("units", "ok", "errors", "budget_exhausted")}
+        section = dict(result.section)
+        analyses.append({
+            "name": name, "title": cls.title, "paper": cls.paper,
+            "settings": _settings_of(result),
+            "counts": counts,
+            "headline": section.get("headline", []), "tables": section.get("tables", []),
+            "figures": section.get("figures", []), "examples": section.get("examples", []),
+            "errors": [{"id": f.example_id, "error": f.error, "message": f.message} for f in result.failures[:50]],
+            "risk": section.get("risk"), "point": section.get("point"),
+        })
+    return encode({
+        "schema": "textrobust.report/1",
+        "textrobust_version": __version__,
+        "created_at": now_iso(),
+        "title": title or f"Robustness audit of {victim.name}",
+        "victim": {"name": victim.name, "path": victim.describe(), "card": card},
+        "data": dict(data),
+        "verdict": verdict(analyses),
+        "run": {"seconds": seconds, "queries": sum(r.queries for r in results.values()),
+                "store": str(out / "store.sqlite"), **run},
+        "analyses": analyses,
+    })
+
+
+def _settings_of(result: AnalysisResult) -> dict[str, Any]:
+    return {**result.settings, "run_id": result.run_id, "computed_now": result.computed,
+            "resumed_from_store": result.resumed}
+
+
+def _write_outputs(out: Path, payload: Mapping[str, Any], html: bool) -> tuple[Path | None, Path]:
+    from textrobust.report import write_report
+
+    if html:
+        html_path, json_path = write_report(payload, out)
+        return html_path, json_path
+    json_path = out / "report.json"
+    json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    return None, json_path
+
+
+def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Summarise the runs stored in the folder ``out`` again (the latest run of each
+    analysis) and write ``report.json`` and ``report.html``; no model query is made."""
+    from textrobust.analyses import ANALYSES
+    from textrobust.report import write_report
+    from textrobust.store import RunStore
+
+    folder = Path(out)
+    path = folder / "store.sqlite"
+    if not path.is_file():
+        raise StoreError(f"No run store in '{folder}' (expected {path}); give the --out folder of a run.")
+    results: dict[str, AnalysisResult] = {}
+    config: Mapping[str, Any] = {}
+    seeds: set[int] = set()
+    with RunStore(path) as store:
+        for name in ANALYSES.names():
+            run = store.latest_run(name)
+            if run is None or "settings" not in run.config:
+                continue
+            config = run.config
+            seeds.add(run.seed)
+            analysis = ANALYSES.get(name)(config["settings"])
+            records, failures = _stored(analysis, run)
+            summary = analysis.summarise(records, failures)
+            section = analysis.section(summary, records, failures, config.get("label_names", []))
+            results[name] = AnalysisResult(name, run.run_id, summary, tuple(records), tuple(failures), 0,
+                                           len(records) + len(failures), 0.0, sum(r.queries for r in records),
+                                           analysis.settings.to_dict(), section)
+    if not results:
+        raise StoreError(f"The run store {path} holds no analysis runs of this version of textrobust.")
+    victim = VictimSource(path=str(config.get("victim")))
+    card = None
+    try:
+        card = _card(victim.load())
+    except TextRobustError:
+        pass  # the victim folder moved: the report says so by having no card
+    data_info = {"name": config.get("data_name", ""), "split": config.get("data_split", ""),
+                 "examples": config.get("data_examples", 0), "label_names": list(config.get("label_names", []))}
+    run_info = {"executor": "(rebuilt from the store)", "workers": 0, "seed": min(seeds), "resumed": True}
+    payload = build_report(results, victim, card, data_info, run_info, seconds=0.0, out=folder)
+    return write_report(payload, folder)

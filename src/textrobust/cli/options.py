@@ -1,0 +1,107 @@
+"""The options every analysis command shares, declared once.
+
+Commands list these annotated types in their signatures (typer reads options from the
+signature) and hand the values to :func:`textrobust.cli.running.run_analyses`, which does
+the rest: validation, resume, the audit call, printing. No command parses data, victim or
+run options itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+__all__ = [
+    "Address", "Data", "Executor", "LabelColumn", "LabelMap", "LabelNames", "LabelsByPosition", "Out",
+    "PairColumn", "Resume", "Seed", "SkipBadRows", "Split", "TextColumn", "VictimOpt", "Workers", "Encoding",
+    "FileFormatOpt", "Quiet", "SHARED", "with_shared_options",
+]
+
+_DATA = "data"
+_RUN = "run"
+
+VictimOpt = Annotated[str, typer.Option("--victim", help="'default' (the embedded word CNN) or a victim folder.",
+                                        rich_help_panel=_DATA)]
+Data = Annotated[str, typer.Option("--data", help="A bundled data set (rotten_tomatoes, bbc_news, tweets) or a "
+                                   "CSV/JSONL/parquet file or datasets folder.", rich_help_panel=_DATA)]
+Split = Annotated[Optional[str], typer.Option(
+    "--split", help="Split to use: train, dev, test or all. Default: test for bundled sets, all rows for your "
+    "own file.", rich_help_panel=_DATA)]
+TextColumn = Annotated[Optional[str], typer.Option("--text-column", help="Your file's text column (default: "
+                                                   "text, sentence, review...).", rich_help_panel=_DATA)]
+LabelColumn = Annotated[Optional[str], typer.Option("--label-column", help="Your file's label column "
+                                                    "(default: label).", rich_help_panel=_DATA)]
+PairColumn = Annotated[Optional[str], typer.Option("--pair-column", help="Your file's second-sentence column, "
+                                                   "for sentence pairs.", rich_help_panel=_DATA)]
+LabelNames = Annotated[Optional[str], typer.Option("--label-names", help="Comma-separated label names of your "
+                                                   "file, in index order (e.g. negative,positive).",
+                                                   rich_help_panel=_DATA)]
+SkipBadRows = Annotated[bool, typer.Option("--skip-bad-rows", help="Skip (and report) rows with an empty text or "
+                                           "an unknown label instead of stopping.", rich_help_panel=_DATA)]
+Encoding = Annotated[Optional[str], typer.Option("--encoding", help="Text encoding of your file (default utf-8).",
+                                                 rich_help_panel=_DATA)]
+FileFormatOpt = Annotated[Optional[str], typer.Option("--file-format", help="csv, tsv, jsonl, json or parquet "
+                                                      "(default: from the file name).", rich_help_panel=_DATA)]
+LabelMap = Annotated[Optional[str], typer.Option("--label-map", help="Map your labels to the victim's classes "
+                                                 "by name: fresh=positive,rotten=negative.", rich_help_panel=_DATA)]
+LabelsByPosition = Annotated[bool, typer.Option("--labels-by-position", help="Match labels to the victim's "
+                                                "classes by position, not by name.", rich_help_panel=_DATA)]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed (0 to 2^63-1).", rich_help_panel=_RUN)]
+Resume = Annotated[bool, typer.Option("--resume", help="Continue the run stored in --out; options you do not "
+                                      "give are taken from it.", rich_help_panel=_RUN)]
+Executor = Annotated[str, typer.Option("--executor", help="local (in this process), process (a pool of "
+                                       "--workers processes) or ray (--address).", rich_help_panel=_RUN)]
+Workers = Annotated[Optional[int], typer.Option("--workers", help="Worker processes or Ray actors (default: the "
+                                                "number of cores).", rich_help_panel=_RUN)]
+Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: 'auto' or a head address; "
+                                                "default: a local Ray instance.", rich_help_panel=_RUN)]
+Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bars.", rich_help_panel=_RUN)]
+
+
+Out = Annotated[Path, typer.Option("--out", help="Run folder: store.sqlite, summary.json, report.json, "
+                                  "report.html.", rich_help_panel=_RUN)]
+
+
+#: The shared options, in the order --help lists them: name -> (type, default).
+SHARED: dict[str, tuple[Any, Any]] = {
+    "victim": (VictimOpt, "default"), "data": (Data, "rotten_tomatoes"), "split": (Split, None),
+    "text_column": (TextColumn, None), "label_column": (LabelColumn, None), "pair_column": (PairColumn, None),
+    "label_names": (LabelNames, None), "skip_bad_rows": (SkipBadRows, False), "encoding": (Encoding, None),
+    "file_format": (FileFormatOpt, None), "label_map": (LabelMap, None),
+    "labels_by_position": (LabelsByPosition, False),
+    "resume": (Resume, False), "seed": (Seed, 0), "executor": (Executor, "local"), "workers": (Workers, None),
+    "address": (Address, None), "quiet": (Quiet, False),
+}
+
+
+def with_shared_options(out: str, *, skip: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add the shared data and run options (and ``--out`` defaulting to ``out``) to a
+    command whose first parameter is the click context. The command itself receives only
+    its own options; :func:`textrobust.cli.running.run_analyses` reads the shared ones
+    from the context."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        hints = typing.get_type_hints(command, include_extras=True)
+        own = [p.replace(annotation=hints.get(p.name, p.annotation))
+               for p in inspect.signature(command).parameters.values()]
+        names = {p.name for p in own}
+        shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+                  for name, (kind, default) in {**SHARED, "out": (Out, Path(out))}.items()
+                  if name not in names and name not in skip]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return command(*args, **{k: v for k, v in kwargs.items() if k in names})
+
+        parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if i else p for i, p in enumerate(own)]
+        wrapper.__signature__ = inspect.Signature(parameters + shared)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters + shared}
+        return wrapper
+
+    return decorate

@@ -1,0 +1,146 @@
+"""Generic JSON encoding of typed, frozen records.
+
+Every per-unit result an analysis produces is a frozen dataclass with typed fields. This
+module turns such a value into JSON-ready data and back, driven by the dataclass's type
+hints, so no analysis writes a payload dict by hand and no reader guesses keys:
+
+- dataclasses -> objects of their fields (recursively);
+- :class:`~textrobust.text.Text` -> ``{"columns": [...], "frozen": [...]}``;
+- enums -> their value; tuples and lists -> lists; dicts -> objects with string keys;
+- ``float('nan')``/``inf`` -> ``None`` (JSON has no NaN), read back as NaN for float fields.
+
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Point:
+...     name: str
+...     xy: tuple[float, ...]
+...     note: str | None = None
+>>> encode(Point("a", (1.0, 2.0)))
+{'name': 'a', 'xy': [1.0, 2.0], 'note': None}
+>>> decode(Point, {'name': 'a', 'xy': [1.0, 2.0]})
+Point(name='a', xy=(1.0, 2.0), note=None)
+
+Written here rather than taken from a library: pydantic validates models, not the frozen
+slotted dataclasses and the :class:`Text` type the engine uses, and a round trip must be
+exact (tuples stay tuples, enums stay enums).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, TypeVar, Union
+
+from textrobust.errors import StoreError
+from textrobust.text import Text
+
+__all__ = ["decode", "encode", "text_from_data", "text_to_data"]
+
+T = TypeVar("T")
+
+
+def text_to_data(text: Text) -> dict[str, Any]:
+    """A :class:`Text` as JSON-ready data (its columns and frozen positions)."""
+    return {"columns": list(text.columns), "frozen": sorted(text.frozen)}
+
+
+def text_from_data(data: Mapping[str, Any]) -> Text:
+    """The :class:`Text` that :func:`text_to_data` encoded."""
+    columns = list(data["columns"])
+    text = Text.from_pair(columns[0], columns[1], frozen_columns=()) if len(columns) == 2 \
+        else Text.from_string(columns[0])
+    return text.freeze(data.get("frozen") or ())
+
+
+def encode(value: Any) -> Any:
+    """``value`` as JSON-ready data (see the module docstring for the rules)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, enum.Enum):
+        return encode(value.value)
+    if isinstance(value, Text):
+        return text_to_data(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k.value if isinstance(k, enum.Enum) else k): encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value) if isinstance(value, (set, frozenset)) else value
+        return [encode(v) for v in items]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return encode(value.item())
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays
+        return encode(value.tolist())
+    raise StoreError(f"Cannot encode a value of type {type(value).__qualname__} in a record.")
+
+
+@lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def decode(kind: Any, data: Any) -> Any:
+    """The value of type ``kind`` that :func:`encode` turned into ``data``."""
+    origin = typing.get_origin(kind)
+    if kind is Any or kind is object:
+        return data
+    if origin in (Union, types.UnionType):
+        options = typing.get_args(kind)
+        if data is None and type(None) in options:
+            return None
+        last: Exception | None = None
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return decode(option, data)
+            except (TypeError, ValueError, KeyError, StoreError) as exc:
+                last = exc
+        raise StoreError(f"Cannot decode {data!r:.80} as {kind}: {last}")
+    if origin is typing.Literal:
+        return data
+    if kind is float:
+        return math.nan if data is None else float(data)
+    if kind in (int, str, bool):
+        if isinstance(data, bool) != (kind is bool) or (kind is not bool and not isinstance(data, kind)):
+            if kind is int and isinstance(data, int) and not isinstance(data, bool):
+                return data
+            raise StoreError(f"Expected {kind.__name__}, got {data!r:.80}.")
+        return data
+    if kind is Text:
+        return text_from_data(data)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind(data)
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        if not isinstance(data, Mapping):
+            raise StoreError(f"Expected an object for {kind.__name__}, got {data!r:.80}.")
+        hints = _hints(kind)
+        values = {}
+        for f in dataclasses.fields(kind):
+            if not f.init:
+                continue
+            if f.name in data:
+                values[f.name] = decode(hints[f.name], data[f.name])
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise StoreError(f"The stored {kind.__name__} lacks the field '{f.name}'.")
+        return kind(**values)
+    if origin in (tuple, list, set, frozenset):
+        args = typing.get_args(kind)
+        if origin is tuple and args and (len(args) != 2 or args[1] is not Ellipsis):
+            return tuple(decode(a, v) for a, v in zip(args, data, strict=True))
+        item = args[0] if args else Any
+        return origin(decode(item, v) for v in data)
+    if origin in (dict, Mapping, typing.Mapping) or kind in (dict, Mapping):
+        args = typing.get_args(kind)
+        key_type, value_type = args if args else (str, Any)
+        return {decode(key_type, k) if key_type is not str else k: decode(value_type, v) for k, v in data.items()}
+    if kind in (tuple, list):
+        return kind(data)
+    raise StoreError(f"Cannot decode a record field of type {kind!r}.")
