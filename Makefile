@@ -1,5 +1,5 @@
 # textrobust: the two commands of the README.
-#   make demo   installs everything (venv, Debian WordNet, asset caches) and runs the demo
+#   make demo   installs everything (venv, Debian WordNet, asset caches) and runs the audit
 #   make test   installs everything and runs the tests
 PYTHON ?= python3.11
 VENV ?= .venv
@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml scripts/install-system.sh
 	touch $@
 
 demo: install
-	$(BIN)/textrobust demo
+	$(BIN)/textrobust audit
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

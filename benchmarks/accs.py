@@ -11,8 +11,11 @@ Run from the repository root (CPU threads pinned to 1: the machine is shared)::
     python benchmarks/accs.py timing --n 4 --out runs/bench-accs-timing
     python benchmarks/accs.py reach --n 100 --out runs/bench-accs-reach
 
-``table`` writes the run folder of ``textrobust accs`` (store, summary.json, plots,
-examples.md); ``timing`` prints and writes ``timing.json``: one victim (cnn) and one
+``table`` runs one audit per victim (the ``accs`` analysis, as ``textrobust accs --victim
+<folder> --constraint ... --out <out>/<victim>``): each ``<out>/<victim>/`` holds its store,
+summary.json, report.json/html and the curve SVGs; the second-order sweeps do not involve the
+victim and are recomputed by every audit (same results: the searches are deterministic).
+``timing`` prints and writes ``timing.json``: one victim (``--victim``, default cnn) and one
 constraint model (MiniLM), the same examples, (a) the exact sweep with shared caches,
 (b) the monotone shortcut with shared caches, (c) every threshold run on its own with
 fresh caches (models are loaded once and shared by all three; only caches differ).
@@ -33,18 +36,40 @@ def _threads() -> None:
     torch.set_num_threads(1)
 
 
-def table(args: argparse.Namespace) -> dict[str, Any]:
-    from textrobust.analyses.accs import AccsSettings, epsilon_grid
-    from textrobust.cli.accs import run_accs_folder
+def victim_folder(name: str) -> str:
+    """``default``, a victim folder, or a zoo victim trained into the cache (``cnn``, ``lstm``:
+    ``textrobust train cnn --out <cache>/victims/cnn``)."""
+    from textrobust.assets import cache_dir
+    from textrobust.zoo import ensure_default_victim, is_victim_folder
 
-    settings = AccsSettings(epsilons=epsilon_grid(args.eps_start, 1.0, args.eps_step))
-    summary = run_accs_folder(
-        Path(args.out), victims=args.victims, constraints=args.constraints, n=args.n, settings=settings,
-        resume=args.resume, example_limit=5,
-    )
-    print(json.dumps({k: summary[k] for k in ("table", "shortcut", "caches", "seconds", "lm_warm_seconds_per_example")},
-                     indent=1, default=str))
-    return summary
+    if name == "default":
+        return str(ensure_default_victim())
+    if Path(name).expanduser().is_dir():
+        return name
+    cached = cache_dir() / "victims" / name
+    if not is_victim_folder(cached):
+        raise SystemExit(f"No victim '{name}': give a folder, or train it with "
+                         f"`textrobust train {name} --out {cached}`.")
+    return str(cached)
+
+
+def table(args: argparse.Namespace) -> dict[str, Any]:
+    """One audit per victim (the orchestrator gives an analysis one victim)."""
+    from textrobust import audit
+    from textrobust.records import encode
+
+    settings = {"constraint": args.constraints, "n": args.n, "eps_start": args.eps_start, "eps_stop": 1.0,
+                "eps_step": args.eps_step}
+    out: dict[str, Any] = {}
+    for name in args.victims:
+        result = audit.run(victim_folder(name), "rotten_tomatoes", {"accs": settings}, Path(args.out) / Path(name).name,
+                           resume=args.resume)
+        summary = result["accs"].summary
+        out[name] = {"table": encode(summary.rows), "bootstrap": encode(summary.bootstrap),
+                     "shortcut": encode(summary.shortcut), "seconds": result.seconds,
+                     "lm_warm_seconds_per_example": summary.lm_warm_seconds_per_example}
+    print(json.dumps(out, indent=1, default=str))
+    return out
 
 
 def _fresh(settings: Any, victim: Any, encoder: Any, lm: Any) -> tuple[Any, Any, Any]:
@@ -59,13 +84,12 @@ def _fresh(settings: Any, victim: Any, encoder: Any, lm: Any) -> tuple[Any, Any,
 def timing(args: argparse.Namespace) -> dict[str, Any]:
     from textrobust.analyses.accs import AccsSettings, RobustnessCurve, epsilon_grid
     from textrobust.assets import sentence_encoder
-    from textrobust.cli.accs import resolve_victim
     from textrobust.data import load_dataset
     from textrobust.lm import CausalLM
     from textrobust.zoo import load_victim
 
     grid = epsilon_grid(args.eps_start, 1.0, args.eps_step)
-    victim = load_victim(resolve_victim("cnn"))
+    victim = load_victim(victim_folder(args.victim))
     encoder = sentence_encoder()
     lm = CausalLM.default()
     examples = load_dataset("rotten_tomatoes", split="test").take(args.n).examples
@@ -184,10 +208,11 @@ def main() -> None:
     t.add_argument("--constraints", nargs="+", default=["minilm", "bertscore", "word_mean"])
     t.add_argument("--eps-start", type=float, default=0.75)
     t.add_argument("--eps-step", type=float, default=0.01)
-    t.add_argument("--out", default="runs/bench-accs-table")
+    t.add_argument("--out", default="runs/bench-accs-table", help="one sub-folder per victim")
     t.add_argument("--resume", action="store_true")
     m = sub.add_parser("timing", help="exact vs shortcut vs independent runs")
     m.add_argument("--n", type=int, default=4)
+    m.add_argument("--victim", default="cnn")
     m.add_argument("--eps-start", type=float, default=0.75)
     m.add_argument("--eps-step", type=float, default=0.01)
     m.add_argument("--out", default="runs/bench-accs-timing")

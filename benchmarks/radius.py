@@ -100,60 +100,40 @@ def pipeline_throughput(victim: Any, spaces: list[Any], n_texts: int, batch: int
 
 
 def run_victim(name: str, args: argparse.Namespace, source: Any) -> dict[str, Any]:
+    from textrobust import audit
+    from textrobust.analyses.radius import PRMetricAnalysis, RadiusBoundsAnalysis
     from textrobust.data import load_dataset
-    from textrobust.radius import (
-        PRAnalysis,
-        PRSettings,
-        RadiusAnalysis,
-        RadiusSettings,
-        run_pr,
-        run_radius,
-    )
     from textrobust.radius.analysis import space_of
-    from textrobust.runner import make_progress
-    from textrobust.store import RunStore
 
     victim, path = _victim(name)
     victim.batch_size = args.batch
     test = load_dataset("rotten_tomatoes", split="test")
     out = Path(args.out) / name
-    out.mkdir(parents=True, exist_ok=True)
     card = getattr(victim, "card", None)
     result: dict[str, Any] = {"victim": name, "path": str(path), "accuracy": getattr(card, "test_accuracy", None)}
 
-    settings = RadiusSettings(time_limit=args.time_limit, max_radius=4, seed=args.seed)
-    analysis = RadiusAnalysis(victim, settings, source=source, batch_size=args.batch)
-    dataset = test.take(args.n)
-    with RunStore(out / "radius.sqlite") as store:
-        run = store.resume_or_start("bench-radius", {"victim": name, "n": args.n, "analysis": analysis.describe()},
-                                    args.seed, resume=args.resume)
-        started = time.perf_counter()
-        with make_progress() as progress:
-            records, summary = run_radius(analysis, dataset, run, progress=progress, description=f"radius {name}")
-        summary["wall_seconds"] = time.perf_counter() - started
-        summary["recorded_seconds"] = sum(row.seconds or 0.0 for row in run.results())
-        run.finish(summary)
-    result["radius"] = summary
+    # The library's own analyses, run by the audit orchestrator (one store per analysis
+    # folder; --resume continues it) on this process with the victim object.
+    radius = RadiusBoundsAnalysis({"time_limit": args.time_limit, "max_radius": 4, "batch_size": args.batch,
+                                   "n": args.n}, source=source)
+    started = time.perf_counter()
+    run = audit.run(victim, test, [radius], out / "radius", seed=args.seed, resume=args.resume, report=False)
+    records = [r.result for r in run["radius"].records]  # type: ignore[attr-defined]
+    result["radius"] = run["radius"].summary
+    result["radius_seconds"] = {"wall": time.perf_counter() - started,
+                                "recorded": sum(r.seconds for r in run["radius"].records)}
     result["radius_records"] = records
 
-    pr_settings = PRSettings(seed=args.seed, samples=args.samples)
-    pr_analysis = PRAnalysis(victim, pr_settings, source=source)
-    with RunStore(out / "pr.sqlite") as store:
-        run = store.resume_or_start("bench-pr", {"victim": name, "n": args.pr_n, "analysis": pr_analysis.describe()},
-                                    args.seed, resume=args.resume)
-        started = time.perf_counter()
-        with make_progress() as progress:
-            pr_records, pr_sum = run_pr(pr_analysis, test.take(args.pr_n), run, progress=progress,
-                                        description=f"PR {name}")
-        pr_sum["wall_seconds"] = time.perf_counter() - started
-        pr_sum["recorded_seconds"] = sum(row.seconds or 0.0 for row in run.results())
-        run.finish(pr_sum)
-    result["pr"] = pr_sum
-    result["pr_values"] = [r["pr"]["pr"] for r in pr_records if not r.get("skipped") and "pr" in r]
+    pr = PRMetricAnalysis({"samples": args.samples, "n": args.pr_n}, source=source)
+    started = time.perf_counter()
+    run = audit.run(victim, test, [pr], out / "pr", seed=args.seed, resume=args.resume, report=False)
+    result["pr"] = run["pr"].summary
+    result["pr_seconds"] = {"wall": time.perf_counter() - started,
+                            "recorded": sum(r.seconds for r in run["pr"].records)}
+    result["pr_values"] = [r.result.estimate.pr for r in run["pr"].records  # type: ignore[attr-defined]
+                           if r.result.estimate is not None]  # type: ignore[attr-defined]
 
-    by_id = {e.id: e.text for e in dataset}
-    spaces = sorted((space_of(r, by_id[r["example_id"]]) for r in records if not r.get("skipped")),
-                    key=lambda s: -s.size(3))
+    spaces = sorted((space_of(r) for r in records if not r.skipped), key=lambda s: -s.size(3))
     result["throughput_bench"] = pipeline_throughput(victim, spaces, args.speed_texts, args.batch, 3)
     return result
 
@@ -168,13 +148,14 @@ def _f(value: Any, digits: int = 2) -> str:
 
 def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds: float) -> Path:
     from textrobust.radius.plots import pr_violin, substitution_scatter, yield_plot
+    from textrobust.records import encode
 
     figures = RESULTS / "radius"
     figures.mkdir(parents=True, exist_ok=True)
     pr_violin({r["victim"]: r["pr_values"] for r in results}, figures / "figure5_pr_violin.png",
               title="PR_hat on rotten_tomatoes/test, r = 25% of length")
     for r in results:
-        yield_plot(r["radius"]["curves"], figures / f"figure4_{r['victim']}.png", title=f"{r['victim']}")
+        yield_plot(r["radius"].curves, figures / f"figure4_{r['victim']}.png", title=f"{r['victim']}")
         substitution_scatter(r["radius_records"], figures / f"figure3_{r['victim']}.png", title=r["victim"])
 
     shown, skip = [], False
@@ -186,7 +167,7 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         elif arg != "--resume" and not arg.startswith("--out="):
             shown.append(arg)
     cmd = " ".join(["python benchmarks/radius.py", *shown])
-    recorded = sum(r["radius"]["recorded_seconds"] + r["pr"]["recorded_seconds"] for r in results)
+    recorded = sum(r["radius_seconds"]["recorded"] + r["pr_seconds"]["recorded"] for r in results)
     lines = [
         "# Robustness radius: PDP, prover, PR (Yang et al. 2022) on the project's victims",
         "",
@@ -196,7 +177,7 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         + (" This note was regenerated with `--resume` from the stored runs." if args.resume else ""),
         "",
         "Per victim (minutes of recorded compute, radius + PR): " + ", ".join(
-            f"{r['victim']} {r['radius']['recorded_seconds'] / 60:.1f} + {r['pr']['recorded_seconds'] / 60:.1f}"
+            f"{r['victim']} {r['radius_seconds']['recorded'] / 60:.1f} + {r['pr_seconds']['recorded'] / 60:.1f}"
             for r in results) + ".",
         "",
         f"Data: the first {args.n} examples of the bundled Rotten Tomatoes test split for Tables 2 and 3, the first "
@@ -210,10 +191,10 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         "|---|---|---|---|---|---|",
     ]
     for r in results:
-        rows = [x for x in r["radius_records"] if not x.get("skipped")]
-        logs = [x["space"]["log10_size"] for x in rows]
-        lines.append(f"| {r['victim']} | {len(rows)} | {_f(float(np.mean([x['words'] for x in rows])), 1)} | "
-                     f"{_f(float(np.mean([x['m'] for x in rows])), 1)} | {_f(float(np.median(logs)), 1)} | "
+        rows = [x for x in r["radius_records"] if not x.skipped and x.space is not None]
+        logs = [x.space.log10_size for x in rows]
+        lines.append(f"| {r['victim']} | {len(rows)} | {_f(float(np.mean([x.words for x in rows])), 1)} | "
+                     f"{_f(float(np.mean([x.space.m for x in rows])), 1)} | {_f(float(np.median(logs)), 1)} | "
                      f"{_f(float(np.max(logs)), 1)} |")
     lines += [
         "",
@@ -226,18 +207,18 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        t = r["radius"]["table2"]
+        t = {row.method: row for row in r["radius"].table2}
         cells = []
         for m in ("pso", "greedy", "pdp"):
-            row = t["methods"][m]
-            cells += [f"{row['succ']} ({100 * row['succ_rate']:.1f}%)", str(row["wins"]), _f(row["percent_substituted"])]
-        lines.append(f"| {r['victim']} | {t['attacks']} | " + " | ".join(cells) + " |")
+            row = t[m]
+            cells += [f"{row.succ} ({100 * row.succ_rate:.1f}%)", str(row.wins), _f(row.percent_substituted)]
+        lines.append(f"| {r['victim']} | {r['radius'].attacked} | " + " | ".join(cells) + " |")
     lines += ["", "Mean queries and seconds per attacked example:", "",
               "| victim | PSO queries | PSO s | greedy queries | greedy s | PDP queries | PDP s |", "|---|---|---|---|---|---|---|"]
     for r in results:
-        t = r["radius"]["table2"]["methods"]
+        t = {row.method: row for row in r["radius"].table2}
         lines.append(f"| {r['victim']} | " + " | ".join(
-            f"{_f(t[m]['mean_queries'], 0)} | {_f(t[m]['mean_seconds'], 3)}" for m in ("pso", "greedy", "pdp")) + " |")
+            f"{_f(t[m].mean_queries, 0)} | {_f(t[m].mean_seconds, 3)}" for m in ("pso", "greedy", "pdp")) + " |")
     lines += [
         "",
         "## Table 3: found / certified per radius",
@@ -250,27 +231,27 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         "|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        for row in r["radius"]["table3"]:
-            lines.append(f"| {r['victim']} | {row['r']} | {_f(row['found_pct'])} | {_f(row['found_seconds'], 3)} | "
-                         f"{_f(row['certified_pct'])} | {_f(row['certified_seconds'], 3)} | {_f(row['unknown_pct'])} |")
+        for row in r["radius"].table3:
+            lines.append(f"| {r['victim']} | {row.r} | {_f(row.found_pct)} | {_f(row.found_seconds, 3)} | "
+                         f"{_f(row.certified_pct)} | {_f(row.certified_seconds, 3)} | {_f(row.unknown_pct)} |")
     lines += ["", "Bounds on the maximum robustness radius R per example:", "",
               "| victim | examples | mean lower | mean upper (where an adversarial example is known) | R exact | exact R = 0, 1, 2, ... | robust on all of Omega |",
               "|---|---|---|---|---|---|---|"]
     for r in results:
-        b = r["radius"]["bounds"]
-        lines.append(f"| {r['victim']} | {b['examples']} | {_f(b['mean_lower'])} | {_f(b['mean_upper'])} "
-                     f"({b['with_upper']}) | {100 * b['exact_share']:.1f}% | {json.dumps(b['exact_radius_counts'])} | "
-                     f"{100 * b['robust_everywhere_share']:.1f}% |")
+        b = r["radius"].bounds
+        lines.append(f"| {r['victim']} | {b.examples} | {_f(b.mean_lower)} | {_f(b.mean_upper)} "
+                     f"({b.with_upper}) | {100 * b.exact_share:.1f}% | {json.dumps(b.exact_radius_counts)} | "
+                     f"{100 * b.robust_everywhere_share:.1f}% |")
     lines += ["", "Attack methods against the prover: *optimal* = successes using exactly the minimal number of words, "
               "among the successes on examples whose R is exact; *missed* = failures where an adversarial example "
               "within the cap is known (from another method or the prover); *violations* = successes with no more "
               "words than a certified radius (impossible for a sound prover; must be 0).", "",
               "| victim | method | optimal / exact | missed | violations |", "|---|---|---|---|---|"]
     for r in results:
-        o = r["radius"]["optimality"]
+        o = {row.method: row for row in r["radius"].optimality}
         for m in ("pso", "greedy", "pdp"):
-            lines.append(f"| {r['victim']} | {m} | {o[m]['optimal']} / {o[m]['exact']} | {o[m]['missed']} | "
-                         f"{o[m]['violations']} |")
+            lines.append(f"| {r['victim']} | {m} | {o[m].optimal} / {o[m].exact} | {o[m].missed} | "
+                         f"{o[m].violations} |")
     lines += [
         "",
         "## Figure 4: share of regions not yielding, per radius",
@@ -280,9 +261,11 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         "",
     ]
     for r in results:
-        c = r["radius"]["curves"]
-        lines.append(f"- **{r['victim']}** (r = 0..{c['r'][-1]}): " + "; ".join(
-            f"{m} " + ", ".join(f"{v:.0f}" for v in c[m]) for m in ("pso", "greedy", "pdp", "certified") if m in c)
+        c = r["radius"].curves
+        series = {**c.methods, **({"certified": c.certified} if c.certified is not None else {})}
+        lines.append(f"- **{r['victim']}** (r = 0..{c.radii[-1]}): " + "; ".join(
+            f"{m} " + ", ".join(f"{v:.0f}" for v in series[m]) for m in ("pso", "greedy", "pdp", "certified")
+            if m in series)
             + f" ![figure 4](radius/figure4_{r['victim']}.png)")
     lines += [
         "",
@@ -296,10 +279,10 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        p = r["pr"]
-        lines.append(f"| {r['victim']} | {p['scored']} | {p['exact']} | {100 * p['share_above_threshold']:.1f}% | "
-                     f"{_f(p['mean_pr'], 3)} | {_f(p['quantiles']['median'], 3)} | {_f(p['quantiles']['min'], 3)} | "
-                     f"{_f(p['mean_radius'], 1)} | {_f(p['mean_seconds'], 2)} |")
+        p = r["pr"].pr
+        lines.append(f"| {r['victim']} | {p.scored} | {p.exact} | {100 * p.share_above_threshold:.1f}% | "
+                     f"{_f(p.mean_pr, 3)} | {_f(p.quantiles['median'], 3)} | {_f(p.quantiles['min'], 3)} | "
+                     f"{_f(p.mean_radius, 1)} | {_f(p.mean_seconds, 2)} |")
     lines += ["", "![Figure 5](radius/figure5_pr_violin.png)", "",
               "## Prover throughput against the raw forward speed", "",
               "Pipeline: the prover enumerating layers 0..3 of the largest spaces (lazy combinations, Text building, "
@@ -310,16 +293,16 @@ def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds:
               "| victim | texts | mean words | raw texts/s | pipeline texts/s | pipeline / raw | forward share of pipeline | in-run prover texts/s |",
               "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        t, th = r["throughput_bench"], r["radius"]["throughput"]
+        t, th = r["throughput_bench"], r["radius"].throughput
         lines.append(f"| {r['victim']} | {t['texts_pipeline']:,} | {t['mean_words']:.1f} | {t['raw_texts_per_second']:,.0f} | "
                      f"{t['pipeline_texts_per_second']:,.0f} | {100 * t['pipeline_texts_per_second'] / t['raw_texts_per_second']:.0f}% | "
-                     f"{100 * t['pipeline_forward_share']:.0f}% | {th['texts_per_second']:,.0f} |")
+                     f"{100 * t['pipeline_forward_share']:.0f}% | {th.texts_per_second:,.0f} |")
     lines += ["", "Victims (the project's zoo, trained on the bundled data; accuracy on the whole test split): " + "; ".join(
         f"{r['victim']} {r['accuracy']:.3f}" if r.get("accuracy") is not None else r["victim"] for r in results), ""]
     note = RESULTS / "radius.md"
     note.write_text("\n".join(lines) + "\n")
     (RESULTS / "radius" / "numbers.json").write_text(json.dumps(
-        [{k: v for k, v in r.items() if k != "radius_records"} for r in results], indent=1, default=str))
+        [encode({k: v for k, v in r.items() if k != "radius_records"}) for r in results], indent=1))
     return note
 
 

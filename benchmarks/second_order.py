@@ -6,7 +6,8 @@ first-order attacks, and counterfactual token bias of the base vs the debiased L
     python benchmarks/second_order.py report                    # benchmarks/results/{second_order,bias}.md
 
 Runs go to ``<cache>/bench/second_order/`` (one run store per victim and method, resumable:
-rerunning continues where it stopped); the tables are rebuilt from the stores by
+rerunning continues where it stopped; the bias runs are ``textrobust.audit`` runs of the
+``bias`` analysis under ``bias-audit/<victim>``); the tables are rebuilt from the stores by
 ``report``. The debiased LSTM comes from ``benchmarks/train_debiased_lstm.py``.
 """
 
@@ -110,23 +111,59 @@ def run_attacks(args: argparse.Namespace) -> None:
 
 
 # ---- bias ------------------------------------------------------------------------------------------
+def bias_run_dir(name: str) -> Path:
+    """The audit folder of one victim's bias run (store.sqlite, report.json, figures)."""
+    return bench_dir() / "bias-audit" / name
+
+
 def run_bias_bench(args: argparse.Namespace) -> None:
     import torch
 
-    from textrobust.cli.second_order import run_bias
-    from textrobust.second_order import Neighbourhood
+    from textrobust import audit
+    from textrobust.bias import write_bias_report
+    from textrobust.fill_in import DEFAULT_FILL_IN
 
     torch.set_num_threads(args.threads)
-    hood = Neighbourhood(_fill_in(args.fill_in))  # shared: both victims see the same neighbours
+    settings = {"n": args.n, "group": tuple(args.groups), "max_k": 3, "exact_up_to": args.exact_up_to,
+                "samples": args.samples, "fill_in": args.fill_in or DEFAULT_FILL_IN}
     for name in ("lstm", "lstm-debiased"):
         started = time.perf_counter()
-        result = run_bias(victim=str(victim_path(name)), groups=tuple(args.groups), max_k=3,
-                          exact_up_to=args.exact_up_to, samples=args.samples, n=args.n,
-                          out=bench_dir() / "bias" / name, resume=True, progress=False, neighbourhood=hood,
-                          fill_in=args.fill_in)
+        out = bias_run_dir(name)
+        # the neighbourhoods do not depend on the victim: both victims see the same sentences
+        # (seed 0), each run asking the fill-in for them again
+        result = audit.run(str(victim_path(name)), "rotten_tomatoes", {"bias": settings}, out, resume=True,
+                           progress=False, seed=0)
+        measures = [r.measure for r in result["bias"].records]  # type: ignore[attr-defined]
+        write_bias_report(measures, out, max_k=3, title=f"B_(p,k) of {name} on rotten_tomatoes/test")
         print(json.dumps({"victim": name, "seconds": round(time.perf_counter() - started, 1),
-                          "anchors": result["summary"]["anchors"], "fill_requests_now": result["fill_in"]["requests_now"]}),
+                          "anchors": len(measures), "fill_requests": sum(m.fill_requests for m in measures)}),
               flush=True)
+
+
+def _bias_run(name: str) -> dict[str, Any] | None:
+    """The stored bias run of one victim: its anchor measures, table and configuration."""
+    from textrobust.analyses.bias import BiasRecord
+    from textrobust.bias import bias_table
+    from textrobust.records import decode
+    from textrobust.store import RunStore
+
+    path = bias_run_dir(name) / "store.sqlite"
+    if not path.is_file():
+        return None
+    with RunStore(path) as store:
+        run = store.latest_run("bias")
+        if run is None:
+            return None
+        measures = [decode(BiasRecord, r.payload).measure for r in run.results() if not r.failed]
+        config = run.config
+    label_names = config.get("label_names") or []
+    soft = measures[0].soft_class if measures else len(label_names) - 1
+    return {"measures": measures, "rows": bias_table(measures, max_k=3), "settings": config["settings"],
+            "f_soft_label": label_names[soft] if 0 <= soft < len(label_names) else str(soft),
+            "seconds": sum(m.seconds for m in measures), "fill_requests": sum(m.fill_requests for m in measures),
+            "queries": sum(m.queries for m in measures),
+            "files": {f"{stem}_{fmt}": str(bias_run_dir(name) / f"{stem}.{fmt}")
+                      for stem in ("bias_vs_k", "histograms") for fmt in ("png", "svg")}}
 
 
 # ---- report ----------------------------------------------------------------------------------------
@@ -255,15 +292,15 @@ def _examples(all_rows: dict[tuple[str, str], list[Any]]) -> list[str]:
 def _bias_report(args: argparse.Namespace) -> None:
     summaries = {}
     for name in ("lstm", "lstm-debiased"):
-        path = bench_dir() / "bias" / name / "summary.json"
-        if path.is_file():
-            summaries[name] = json.loads(path.read_text())
+        found = _bias_run(name)
+        if found is not None:
+            summaries[name] = found
     if not summaries:
         return
     lines = ["# Counterfactual token bias B_{p,k}, base vs debiased LSTM (Zhang et al. 2021, Table 5, Fig. 5-6)", ""]
     lines += [f"Command: `{args.command_line}`", ""]
     any_summary = next(iter(summaries.values()))
-    cfg = any_summary["config"]
+    cfg = any_summary["settings"]
     lines += [f"Rotten Tomatoes test split; gendered pairs (male, female) after Zhao et al. 2018; f_soft = "
               f"P({any_summary['f_soft_label']}); B > 0: the model prefers the female word. Neighbor_k enumerated "
               f"for k <= {cfg['exact_up_to']}, sampled above ({cfg['samples']} seeded walks per sentence, "
@@ -277,21 +314,21 @@ def _bias_report(args: argparse.Namespace) -> None:
         pairs: dict[str, dict[str, Any]] = {}
         for name, s in summaries.items():
             for row in s["rows"]:
-                pairs.setdefault(row["pair"], {})[name] = row
-        order = sorted(pairs, key=lambda p: -max(r["originals"]["test"] for r in pairs[p].values()))
+                pairs.setdefault(row.pair, {})[name] = row
+        order = sorted(pairs, key=lambda p: -max(r.originals["test"] for r in pairs[p].values()))
         for pair in order:
             for name, row in pairs[pair].items():
-                b = row["B"][subset]
-                if row["originals"][subset] == 0:
+                b = row.b[subset]
+                if row.originals[subset] == 0:
                     continue
-                lines.append("| " + " | ".join([pair, name, str(row["originals"][subset]),
-                                                 f"{row['texts'][subset].get('3', 0):,}"]
-                                                + [_f(b.get(str(k)), "b") for k in range(4)]) + " |")
+                lines.append("| " + " | ".join([pair, name, str(row.originals[subset]),
+                                                 f"{row.texts[subset].get(3, 0):,}"]
+                                                + [_f(b.get(k), "b") for k in range(4)]) + " |")
         lines.append("")
     lines += ["## Runs", ""]
     for name, s in summaries.items():
-        lines.append(f"- {name}: {s['summary']['anchors']} anchors, {s['seconds']:.0f} s, fill-in requests "
-                     f"{s['fill_in']['requests_now']:,}, victim queries {s['query_layer']['queries']:,}; figures: "
+        lines.append(f"- {name}: {len(s['measures'])} anchors, {s['seconds']:.0f} s, fill-in requests "
+                     f"{s['fill_requests']:,}, victim queries {s['queries']:,}; figures: "
                      f"`{s['files'].get('bias_vs_k_png', '-')}`, `{s['files'].get('histograms_png', '-')}`")
     lines.append("")
     copies = RESULTS / "bias"

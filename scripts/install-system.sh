@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # System packages textrobust uses: Debian's WordNet 3.0 database (wordnet-base, and
 # wordnet-sense-index for sense keys). `textrobust assets prepare wordnet` then copies it
-# into the cache in NLTK's layout.
+# into the cache in NLTK's layout. Also Chromium, optional: the report tests render
+# report.html in headless Chromium (they are skipped without it); a failure to install it
+# only prints a warning.
 #
 # Installs with apt-get when apt-get exists and we are root; otherwise it prints a warning
 # and exits 0 (`textrobust assets` then reports WordNet as missing, with the fix).
@@ -9,6 +11,7 @@
 set -euo pipefail
 
 PACKAGES=(wordnet-base wordnet-sense-index)
+OPTIONAL=(chromium)
 
 warn() { printf 'install-system.sh: WARNING: %s\n' "$*" >&2; }
 
@@ -22,31 +25,58 @@ for pkg in "${PACKAGES[@]}"; do
         missing+=("$pkg")
     fi
 done
+missing_optional=()
+for pkg in "${OPTIONAL[@]}"; do
+    if ! command -v dpkg-query >/dev/null 2>&1 || ! installed "$pkg"; then
+        missing_optional+=("$pkg")
+    fi
+done
 
-if [ "${#missing[@]}" -eq 0 ]; then
-    echo "install-system.sh: ${PACKAGES[*]} already installed"
+if [ "${#missing[@]}" -eq 0 ] && [ "${#missing_optional[@]}" -eq 0 ]; then
+    echo "install-system.sh: ${PACKAGES[*]} ${OPTIONAL[*]} already installed"
     exit 0
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-    warn "apt-get not found: install WordNet 3.0 (${missing[*]} on Debian/Ubuntu) yourself,"
-    warn "or set TEXTROBUST_WORDNET to an NLTK_DATA folder holding corpora/wordnet."
+    if [ "${#missing[@]}" -gt 0 ]; then
+        warn "apt-get not found: install WordNet 3.0 (${missing[*]} on Debian/Ubuntu) yourself,"
+        warn "or set TEXTROBUST_WORDNET to an NLTK_DATA folder holding corpora/wordnet."
+    fi
+    if [ "${#missing_optional[@]}" -gt 0 ]; then
+        warn "apt-get not found: install Chromium yourself to run the report's browser test."
+    fi
     exit 0
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-    warn "not root: run 'sudo apt-get install -y ${missing[*]}' yourself,"
-    warn "or set TEXTROBUST_WORDNET to an NLTK_DATA folder holding corpora/wordnet."
+    if [ "${#missing[@]}" -gt 0 ]; then
+        warn "not root: run 'sudo apt-get install -y ${missing[*]}' yourself,"
+        warn "or set TEXTROBUST_WORDNET to an NLTK_DATA folder holding corpora/wordnet."
+    fi
+    if [ "${#missing_optional[@]}" -gt 0 ]; then
+        warn "not root: run 'sudo apt-get install -y --no-install-recommends ${missing_optional[*]}' yourself"
+        warn "to run the report's browser test."
+    fi
     exit 0
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-echo "install-system.sh: installing ${missing[*]}"
+echo "install-system.sh: installing ${missing[*]} ${missing_optional[*]}"
 if ! apt-get update -qq; then
     warn "apt-get update failed; trying the install with the package lists we have"
 fi
-if ! apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
-    warn "apt-get install ${missing[*]} failed: WordNet will be reported missing by 'textrobust assets'."
-    exit 0
+if [ "${#missing[@]}" -gt 0 ]; then
+    if apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+        echo "install-system.sh: installed ${missing[*]}; now run 'textrobust assets prepare'"
+    else
+        warn "apt-get install ${missing[*]} failed: WordNet will be reported missing by 'textrobust assets'."
+    fi
 fi
-echo "install-system.sh: installed ${missing[*]}; now run 'textrobust assets prepare'"
+if [ "${#missing_optional[@]}" -gt 0 ]; then
+    if apt-get install -y -qq --no-install-recommends "${missing_optional[@]}"; then
+        echo "install-system.sh: installed ${missing_optional[*]}"
+    else
+        warn "apt-get install ${missing_optional[*]} failed: the report's browser test will be skipped."
+    fi
+fi
+exit 0

@@ -1,5 +1,5 @@
 """Constraint robustness (Morris 2020): ACCS, the fool-the-constraint goal, the sweeps and
-their caches, the monotone shortcut, the run store, the CLI.
+their caches, the monotone shortcut, the analysis on the audit's store, the CLI.
 
 Fast tests build dictionary candidate sources, a word-list victim and a closed-form
 similarity scorer here; tests marked heavy use real WordNet, spaCy and Gemma.
@@ -7,6 +7,7 @@ similarity scorer here; tests marked heavy use real WordNet, spaCy and Gemma.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,25 +16,30 @@ import numpy as np
 import pytest
 
 from textrobust.analyses.accs import (
+    AccsAnalysis,
+    AccsAnalysisSettings,
     AccsComponents,
+    AccsRecord,
     AccsSettings,
     accs,
+    accs_tasks,
+    analyse_task,
+    bootstrap_accs,
     curve_area,
+    curves,
     epsilon_grid,
     monotone_search,
     normalised_area,
-    report_from_run,
-    run_accs,
     shortcut_distance,
 )
-from textrobust.analyses.accs_lm import LeftContextWordDrop, left_context
-from textrobust.analyses.accs_scorers import SimilarityMemo, parse_constraint_model
-from textrobust.analyses.accs_sweep import PointResult, sweep_thresholds
+from textrobust.analyses.accs.lm import LeftContextWordDrop, left_context
+from textrobust.analyses.accs.scorers import SimilarityMemo, parse_constraint_model
+from textrobust.analyses.accs.sweep import PointResult, sweep_thresholds
 from textrobust.attack.goals_constraint import FoolConstraint, compared_string
 from textrobust.attack.problem import Proposal, Substitution
-from textrobust.data.examples import Example
+from textrobust.data.examples import Dataset, Example
 from textrobust.errors import AssetMissingError, ConfigError
-from textrobust.store import RunStore
+from textrobust.records import decode, encode
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 from textrobust.victims.testing import WordListVictim
@@ -57,6 +63,9 @@ class DictSource:
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
         self.calls += 1
         return {p: [Substitution(p, w) for w in self.table.get(text.words[p].lower(), [])] for p in positions}
+
+    def __repr__(self) -> str:  # stable: the run configuration stores it and resuming compares it
+        return f"DictSource({sorted(self.table)})"
 
 
 class CostScorer:
@@ -92,6 +101,9 @@ class RejectWords:
     def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:
         self.judged += len(proposals)
         return np.array([p.word not in self.words for p in proposals], dtype=bool)
+
+    def __repr__(self) -> str:
+        return f"RejectWords({sorted(self.words)})"
 
 
 SENTENCES = [
@@ -257,69 +269,104 @@ def test_monotone_shortcut_runs_few_thresholds_and_is_measured() -> None:
     assert [p.success for p in short] == [e < 0.9 for e in GRID]
 
 
-def test_run_store_resume_report_and_always_similar_constraint(tmp_path: Path) -> None:
-    settings = AccsSettings(epsilons=GRID)
-    store = RunStore(tmp_path / "store.sqlite")
-    run = store.start_run("accs", {"n": 4}, seed=0)
-    comp = components(settings, RejectWords(set()))
-    scorers = {"cost": CostScorer(), "always": Always(1.0)}
-    partial = run_accs(run, examples()[:2], victims={"words": victim()}, scorers=scorers, components=comp)
-    assert partial.session["computed_now"] == 2 * 2 * 2
-    report = run_accs(run, examples(), victims={"words": victim()}, scorers=scorers, components=comp)
-    assert report.session["resumed"] == 8 and report.session["computed_now"] == 8
-    again = run_accs(run, examples(), victims={"words": victim()}, scorers=scorers, components=comp)
-    assert again.session["computed_now"] == 0
-    assert report_from_run(run, settings).curves == report.curves
+def run_tasks(settings: AccsSettings, scorers: dict[str, object], lm: RejectWords | None = None,
+              exs: list[Example] | None = None) -> list[AccsRecord]:
+    """Every task of an ACCS analysis on one worker, in the audit's order, without a store."""
+    comp = components(settings, lm if lm is not None else RejectWords(set()))
+    layer = QueryLayer(victim())
+    memos = {name: SimilarityMemo(scorer) for name, scorer in scorers.items()}
+    return [analyse_task(comp, layer, memos[task.constraint], task)
+            for _, task in accs_tasks(exs if exs is not None else examples(), list(scorers))]
 
-    always = report.curves["words"]["always"]
+
+def test_always_similar_constraint_scores_zero_and_records_round_trip() -> None:
+    records = run_tasks(AccsSettings(epsilons=GRID), {"cost": CostScorer(), "always": Always(1.0)})
+    assert [r.example_id for r in records[:4]] == ["second_order|cost|e0", "first_order|cost|e0",
+                                                   "second_order|always|e0", "first_order|always|e0"]
+    assert all(decode(AccsRecord, encode(r)) == r for r in records)  # the store keeps them exactly
+    summary = AccsAnalysis().summarise(records, [])  # the default grid is GRID
+    assert summary.units == 16 and summary.examples == 4 and summary.errors == 0
+    always = summary.curves["always"]
     # a constraint that always says "similar": both rates flat at their maxima
     assert len(set(always.first_order)) == 1 and len(set(always.second_order)) == 1
     assert always.first_order[0] > 0 and always.second_order[0] > 0
-    assert always.accs() == 0.0
+    assert always.accs() == 0.0 and summary.accs["always"] == 0.0
     assert always.accs("trapezoid") == 0.5  # the released code's rule cannot tell it from the toy line
-    cost = report.curves["words"]["cost"]
+    cost = summary.curves["cost"]
     assert cost.accs() > always.accs()
     assert cost.first_attacked == 3 and cost.second_attacked == 4  # e2 is skipped for the victim only
-    rows = {r["constraint"]: r for r in report.table()}
-    assert rows["always"]["accs"] == 0.0 and rows["cost"]["examples"] == 4
-    summary = report.summary()
-    assert summary["shortcut"]["first_order"]["cells"] == 2 * 4 * len(GRID)
-    assert {c["constraint"] for c in summary["shortcut"]["per_curve"]} == {"cost", "always"}
+    rows = {r.constraint: r for r in summary.rows}
+    assert rows["always"].accs == 0.0 and rows["cost"].examples == 4
+    assert summary.shortcut is not None and summary.shortcut.first_order.cells == 2 * 4 * len(GRID)
+    assert {c.constraint for c in summary.shortcut.per_curve} == {"cost", "always"}
+    assert [r.status for r in records if r.example == "e2" and r.kind == "first_order"] == ["skipped"] * 2
+    empty = AccsAnalysis().summarise([], [])
+    assert empty.rows == () and math.isnan(empty.lm_warm_seconds_per_example) and empty.bootstrap.examples == 0
 
 
-def test_report_files(tmp_path: Path) -> None:
-    from textrobust.analyses.accs_report import (
-        examples_markdown,
-        mark_changes,
-        plot_curves,
-    )
+def test_audit_runs_accs_on_its_victim_and_resumes(tmp_path: Path) -> None:
+    from textrobust import audit
 
-    settings = AccsSettings(epsilons=(0.8, 0.9, 1.0))
-    store = RunStore(tmp_path / "store.sqlite")
-    run = store.start_run("accs", {"n": 4}, seed=0)
-    report = run_accs(run, examples(), victims={"words": victim()}, scorers={"cost": CostScorer()},
-                      components=components(settings, RejectWords(set())))
-    paths = plot_curves(report.curves, tmp_path / "curves")
-    assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 1000 for p in paths)
-    text = examples_markdown(report.records, ["words"], ["cost"], label_names=("negative", "positive"))
-    assert "**bad**" in text and "positive -> negative" in text
-    assert mark_changes("a good film", "a bad film") == "a **bad** film"
+    data = Dataset("toy", tuple(examples()), ("negative", "positive"), split="test")
+    # test doubles behind registered names: minilm -> the closed-form scorer, word_mean -> always similar
+    doubles = {"minilm": CostScorer, "word_mean": lambda: Always(1.0)}
+    settings = {"constraint": ["minilm", "word_mean"], "eps_start": 0.8, "eps_stop": 1.0, "eps_step": 0.05}
+
+    def analysis() -> AccsAnalysis:
+        return AccsAnalysis(settings, components=lambda method: components(method, RejectWords(set())),
+                            scorers=lambda spec: doubles[spec]())
+
+    first = audit.run(victim(), data, [analysis()], tmp_path, progress=False, report=False)
+    result = first["accs"]
+    assert result.computed == 16 and not result.failures
+    expected = AccsAnalysis(settings).summarise(
+        run_tasks(AccsSettings(epsilons=(0.8, 0.85, 0.9, 0.95, 1.0)),
+                  {"minilm": CostScorer(), "word_mean": Always(1.0)}), [])
+    assert result.summary.curves == expected.curves and result.summary.accs == expected.accs
+    section = result.section
+    assert section["risk"] is None and "ACCS" in section["point"]
+    assert [h["label"] for h in section["headline"][:2]] == ["ACCS, minilm", "ACCS, word_mean"]
+    assert section["figures"][0]["svg"].startswith("<?xml")
+    assert any("bad" in "".join(e["perturbed"][i] for i in e["changed"]) for e in section["examples"])
+    again = audit.run(victim(), data, [analysis()], tmp_path, progress=False, report=False, resume=True)
+    assert again["accs"].computed == 0 and again["accs"].resumed == 16
+    assert again["accs"].summary.curves == result.summary.curves
+    stored = json.loads((tmp_path / "summary.json").read_text())["analyses"]["accs"]["summary"]
+    assert stored["accs"]["word_mean"] == 0.0 and stored["curves"]["minilm"]["epsilons"][0] == 0.8
 
 
-def test_shortcut_distance_counts_non_monotone_cells(tmp_path: Path) -> None:
-    settings = AccsSettings(epsilons=(0.8, 0.9, 1.0))
-    store = RunStore(tmp_path / "store.sqlite")
-    run = store.start_run("accs", {}, seed=0)
-    row = lambda succ: [{"epsilon": e, "success": s, "seconds": 1.0} for e, s in zip(settings.epsilons, succ)]
-    base = {"constraint": "c", "label": 1, "original": "x", "skipped": False, "seconds": 3.0, "warm_seconds": 0.0}
-    run.record("f", {**base, "kind": "first_order", "victim": "v", "example_id": "e", "points": row([True, False, True])},
-               position=0)
-    run.record("s", {**base, "kind": "second_order", "victim": None, "example_id": "e",
-                     "points": row([True, True, False])}, position=1)
-    distance = shortcut_distance(report_from_run(run, settings))
-    assert distance["first_order"]["wrong_cells"] == 1 and distance["second_order"]["wrong_cells"] == 0
-    assert distance["per_curve"][0]["max_gap_first_order"] == 1.0
-    assert distance["non_monotone_examples"] == {"first_order|v|c": ["e"]}
+def test_section_marks_swapped_words_and_keeps_pairs() -> None:
+    from textrobust.analyses.accs.report import accs_section, perturbed_text, staircase
+
+    settings = AccsAnalysisSettings(eps_start=0.8, eps_stop=1.0, eps_step=0.1)
+    records = run_tasks(settings.method(), {"cost": CostScorer()})
+    summary = AccsAnalysis(settings).summarise(records, [])
+    section = accs_section(summary, records, ("negative", "positive"))
+    fooled = [e for e in section["examples"] if e["status"] == "fools the constraint"]
+    assert fooled and ["bad", "coarse", "small"] == [fooled[0]["perturbed"][i] for i in fooled[0]["changed"]]
+    flipped = [e for e in section["examples"] if e["status"] == "fools the victim"]
+    assert flipped and flipped[0]["prediction_before"] == "positive" and flipped[0]["prediction_after"] == "negative"
+    assert [t["title"] for t in section["tables"]][:2] == ["ACCS per constraint model", "seconds per sentence"]
+    pair = Text.from_pair("A good man.", "He sleeps.")
+    assert perturbed_text(pair, "A bad man. He sleeps.").columns == ("A bad man.", "He sleeps.")
+    xs, ys = staircase(summary.curves["cost"])
+    assert xs[0] == ys[0] == 0.0 and ys == sorted(ys) and xs == sorted(xs)
+
+
+def test_shortcut_distance_counts_non_monotone_cells() -> None:
+    epsilons = (0.8, 0.9, 1.0)
+
+    def record(kind: str, successes: list[bool]) -> AccsRecord:
+        points = tuple(PointResult(e, s, seconds=1.0) for e, s in zip(epsilons, successes))
+        return AccsRecord(f"{kind}|c|e", "failed", 0, 3.0, kind, "c", "e", 1, Text.from_string("x"), False, points)
+
+    records = [record("first_order", [True, False, True]), record("second_order", [True, True, False])]
+    distance = shortcut_distance(records, curves(records, epsilons), epsilons)
+    assert distance.first_order.wrong_cells == 1 and distance.second_order.wrong_cells == 0
+    assert distance.per_curve[0].max_gap_first_order == 1.0
+    assert distance.non_monotone_examples == {"first_order|c": ("e",)}
+    with pytest.raises(ConfigError, match="thresholds"):
+        curves(records, (0.8, 0.9))
 
 
 # ---- the LM constraint -------------------------------------------------------------------------------
@@ -359,7 +406,7 @@ def test_constraint_model_specs() -> None:
     assert parse_constraint_model("mpnet:/models/mpnet") == ("mpnet", "/models/mpnet")
     with pytest.raises(ConfigError, match="Known: .*bertscore"):
         parse_constraint_model("use")
-    from textrobust.analyses.accs_scorers import build_constraint_model
+    from textrobust.analyses.accs.scorers import build_constraint_model
 
     with pytest.raises(AssetMissingError, match="mpnet"):
         build_constraint_model("mpnet")
@@ -371,12 +418,30 @@ def test_constraint_model_specs() -> None:
     assert memo.stats()["requested"] == 3 and memo.stats()["scored"] == 1
 
 
-def test_cli_registers_accs_and_fails_cleanly_on_a_bad_constraint(tmp_path: Path) -> None:
+def test_settings_validate_with_the_option_names_and_map_to_the_method() -> None:
+    settings = AccsAnalysisSettings()
+    assert settings.method() == AccsSettings()  # the paper's grid, gamma 3, beam 2, 2.0 nats
+    assert AccsAnalysisSettings(constraint=["minilm", "minilm"]).constraint == ("minilm",)
+    for bad, match in (({"eps_start": 0.9, "eps_stop": 0.8}, "'eps_stop' parameter .* must be >= eps_start"),
+                       ({"eps_step": 0.0}, "'eps_step' parameter"),
+                       ({"eps_step": 1e-6}, "more than 1000 thresholds"),
+                       ({"constraint": ["use"]}, "'constraint' parameter .*Unknown constraint model 'use'"),
+                       ({"lm_mode": "gpt2"}, "'lm_mode' parameter"), ({"gamma": 0}, "'gamma' parameter")):
+        with pytest.raises(ConfigError, match=match):
+            AccsAnalysisSettings(**bad)
+
+
+def test_cli_options_are_the_settings_and_fail_cleanly_on_a_bad_constraint(tmp_path: Path) -> None:
+    import inspect
+
     import typer
     from typer.testing import CliRunner
 
-    from textrobust.cli.accs import register
+    from textrobust.cli.accs import accs_cmd, register
+    from textrobust.cli.options import SHARED
 
+    own = set(inspect.signature(accs_cmd).parameters) - set(SHARED) - {"ctx", "out"}
+    assert own == set(AccsAnalysisSettings.model_fields)  # --resume takes unset options from the store
     app = typer.Typer()
 
     @app.command("noop")
@@ -389,7 +454,9 @@ def test_cli_registers_accs_and_fails_cleanly_on_a_bad_constraint(tmp_path: Path
     assert helped.exit_code == 0 and "--constraint" in helped.output and "--sweep" in helped.output
     failed = runner.invoke(app, ["accs", "--constraint", "use", "--out", str(tmp_path / "r")],
                            env={"TEXTROBUST_NO_PROGRESS": "1"})
-    assert failed.exit_code == 2 and "Unknown constraint model 'use'" in failed.output
+    message = " ".join(failed.output.split())
+    assert failed.exit_code == 2 and "The '--constraint' option" in message
+    assert "Unknown constraint model 'use'" in message
 
 
 # ---- real assets ----------------------------------------------------------------------------------
@@ -429,7 +496,7 @@ def test_prefix_word_scorer_matches_full_text_scoring() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from textrobust.analyses.accs_lm import PrefixWordScorer
+    from textrobust.analyses.accs.lm import PrefixWordScorer
     from textrobust.lm import CausalLM
 
     lm = CausalLM.default()
@@ -445,23 +512,17 @@ def test_prefix_word_scorer_matches_full_text_scoring() -> None:
     assert scorer.stats()["cache_size"] == 6
 
 
-def test_bootstrap_intervals_contain_the_estimate_and_pair_the_draws(tmp_path: Path) -> None:
-    from textrobust.analyses.accs import bootstrap_accs
-
-    settings = AccsSettings(epsilons=GRID)
-    store = RunStore(tmp_path / "store.sqlite")
-    run = store.start_run("accs", {}, seed=0)
-    report = run_accs(run, examples(), victims={"words": victim()},
-                      scorers={"cost": CostScorer(), "always": Always(1.0)},
-                      components=components(settings, RejectWords(set())))
-    boot = bootstrap_accs(report, samples=200, seed=1)
-    assert boot["examples"] == 4
-    intervals = {r["constraint"]: r["interval"] for r in boot["per_curve"]}
+def test_bootstrap_intervals_contain_the_estimate_and_pair_the_draws() -> None:
+    records = run_tasks(AccsSettings(epsilons=GRID), {"cost": CostScorer(), "always": Always(1.0)})
+    by_constraint = curves(records, GRID)
+    boot = bootstrap_accs(records, by_constraint, samples=200, seed=1)
+    assert boot.examples == 4
+    intervals = {r.constraint: (r.low, r.high) for r in boot.per_curve}
     # flat at the maxima in every resample that draws a second-order success (ACCS 0); a
     # resample without one (2 of 4 examples have one: 6% of draws) is "never fooled" (1.0)
     assert intervals["always"][0] == 0.0 and intervals["always"][1] < 1.0
     low, high = intervals["cost"]
-    assert low <= report.curves["words"]["cost"].accs() <= high
-    (difference,) = boot["differences"]
-    assert difference["minus"] == ["cost", "always"] and difference["interval"][0] >= 0.0
-    assert bootstrap_accs(report, samples=200, seed=1) == boot  # seeded
+    assert low <= by_constraint["cost"].accs() <= high
+    (difference,) = boot.differences
+    assert difference.minus == ("cost", "always") and difference.low >= 0.0
+    assert bootstrap_accs(records, by_constraint, samples=200, seed=1) == boot  # seeded

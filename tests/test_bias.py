@@ -17,6 +17,7 @@ import pytest
 from textrobust.bias import (
     NATIONALITY_WORDS,
     PROTECTED_GROUPS,
+    AnchorMeasure,
     BiasConfig,
     GenderSwap,
     ProtectedGroup,
@@ -100,7 +101,7 @@ def test_find_anchors_follows_x_p() -> None:
 
 
 # ---- B_{p,k} ------------------------------------------------------------------------------------
-def measure(victim: FunctionVictim, texts: Sequence[str], config: BiasConfig, fill=FILL, **kw) -> list[dict]:
+def measure(victim: FunctionVictim, texts: Sequence[str], config: BiasConfig, fill=FILL, **kw) -> list[AnchorMeasure]:
     layer = QueryLayer(victim)
     hood = Neighbourhood(WordFillIn(fill))
     anchors = find_anchors(examples(*texts), protected_groups(["gender"]), both_directions=config.both_directions)
@@ -131,9 +132,9 @@ def test_hidden_bias_is_revealed_on_x_filter() -> None:
     victim = biased_victim({"she": 0.2}, when="movie")
     config = BiasConfig(max_k=1, exact_up_to=1)
     records = measure(victim, ["he liked the film"], config)
-    partner = next(p for p in records[0]["partners"] if p["pair"] == "he,she")
-    assert partner["in_filter"] and partner["f0"] == pytest.approx(0.0)
-    n1 = records[0]["sizes"]["1"]
+    partner = next(p for p in records[0].partners if p.pair == "he,she")
+    assert partner.in_filter and partner.f0 == pytest.approx(0.0)
+    n1 = records[0].sizes[1]
     assert n1 == 2 + 1 + 2  # liked -> loved/hated, the -> this, film -> movie/show; "he" frozen
     row = next(r for r in bias_table(records, max_k=1) if r.pair == "he,she")
     assert row.b["filter"][0] == pytest.approx(0.0)
@@ -147,7 +148,7 @@ def test_blacklist_keeps_protected_words_out() -> None:
     hood = Neighbourhood(WordFillIn(fill))
     anchor = find_anchors(examples("he liked it"), protected_groups(["gender"]))[0]
     record = measure_anchor(anchor, layer, hood, BiasConfig(max_k=1), protected_words(protected_groups(["all"])))
-    assert record["sizes"]["1"] == 2 + 1  # liked -> loved/hated, it -> that; she/him banned
+    assert record.sizes[1] == 2 + 1  # liked -> loved/hated, it -> that; she/him banned
 
 
 def test_sampling_is_seeded_and_shared_between_victims() -> None:
@@ -155,12 +156,12 @@ def test_sampling_is_seeded_and_shared_between_victims() -> None:
     texts = ["he liked the film"]
     a = measure(biased_victim({"she": 0.1}), texts, config)[0]
     b = measure(biased_victim({"she": -0.3}), texts, config)[0]
-    assert a["sizes"] == b["sizes"] and a["sampled_from_k"] == 2
-    assert 1 <= a["sizes"]["3"] <= 30
-    stats = a["partners"][0]["k"]["3"]
-    assert sum(stats["hist"].values()) == stats["n"] == a["sizes"]["3"]
+    assert a.sizes == b.sizes and a.sampled_from_k == 2
+    assert 1 <= a.sizes[3] <= 30
+    stats = a.partners[0].by_k[3]
+    assert sum(count for _, count in stats.histogram) == stats.count == a.sizes[3]
     c = measure(biased_victim({"she": 0.1}), texts, config.replace(seed=4))[0]
-    assert c["sizes"]["1"] == a["sizes"]["1"]  # the exact part does not depend on the seed
+    assert c.sizes[1] == a.sizes[1]  # the exact part does not depend on the seed
 
 
 def test_table_markdown_histograms_and_figures(tmp_path: Path) -> None:
@@ -191,6 +192,118 @@ def test_bias_dataset_resumes(tmp_path: Path) -> None:
     pairs = {row["pair"]: row for row in again["table"]}
     assert pairs["he,she"]["B"]["test"]["1"] == pytest.approx(0.1)
     assert pairs["his,her"]["B"]["test"]["0"] == pytest.approx(0.05)
+
+
+# ---- the analysis on the protocol, and the CLI ---------------------------------------------------
+BIAS_TEXTS = ("he liked the film", "his film", "nothing", "he liked the good film")
+
+
+def bias_data() -> Dataset:
+    return Dataset("toy", tuple(examples(*BIAS_TEXTS)), ("negative", "positive"), "test")
+
+
+@pytest.fixture
+def table_fill_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis loads its fill-in by name: point it at the table."""
+    monkeypatch.setattr("textrobust.second_order.neighbourhood.load_fill_in", lambda name=None: WordFillIn(FILL))
+
+
+def test_analysis_units_records_and_codec(table_fill_in: None) -> None:
+    import json
+
+    from textrobust.analyses.bias import BiasAnalysis, BiasRecord
+    from textrobust.analyses.protocol import WorkerContext
+    from textrobust.records import decode, encode
+
+    analysis = BiasAnalysis({"n": None, "max_k": 2, "exact_up_to": 1, "samples": 10})
+    units = analysis.units(bias_data())
+    assert [uid for uid, _ in units] == ["e0@0", "e1@0", "e3@0"]
+    analyse = analysis.worker(WorkerContext(QueryLayer(biased_victim({"she": 0.1, "her": 0.05})),
+                                            ("negative", "positive"), seed=3))
+    records = [analyse(anchor) for _, anchor in units]
+    assert records[0].example_id == "e0@0" and records[0].queries == records[0].measure.queries > 0
+    for record in records:
+        back = decode(BiasRecord, json.loads(json.dumps(encode(record))))
+        assert back == record and isinstance(back.measure, AnchorMeasure)
+    # the analysis measures what the method does, with the run's seed
+    direct = measure_anchor(units[0][1], QueryLayer(biased_victim({"she": 0.1, "her": 0.05})),
+                            Neighbourhood(WordFillIn(FILL)), BiasConfig(max_k=2, exact_up_to=1, samples=10, seed=3),
+                            protected_words(protected_groups(["all"])))
+    assert direct.partners == records[0].measure.partners and direct.sizes == records[0].measure.sizes
+    s = analysis.summarise(records, [])
+    pairs = {row.pair: row for row in s.pairs}
+    assert pairs["he,she"].b["test"][1] == pytest.approx(0.1) and pairs["his,her"].b["test"][0] == pytest.approx(0.05)
+    assert s.units == 3 and s.soft_class == 1 and s.texts == sum(sum(r.measure.sizes) for r in records)
+    section = analysis.section(s, records, [], ("negative", "positive"))
+    assert [t["title"] for t in section["tables"]] == ["B_(p,k) on X_filter, f_soft = P(positive)",
+                                                        "B_(p,k) on X_test, f_soft = P(positive)"]
+    assert section["tables"][1]["rows"][0][3] == "+0.1000" and section["figures"]
+
+
+def test_summary_of_no_records_is_nan_not_zero() -> None:
+    import math
+
+    from textrobust.analyses.bias import BiasAnalysis
+
+    analysis = BiasAnalysis()
+    s = analysis.summarise([], [])
+    assert s.units == 0 and s.pairs == () and s.soft_class is None
+    assert math.isnan(s.largest_filter_bias)
+    section = analysis.section(s, [], [], ("negative", "positive"))
+    values = {h["label"]: h["value"] for h in section["headline"]}
+    assert values["in X_filter"] is None and values["largest |B| on X_filter at k=3"] is None
+    assert section["figures"] == [] and all(t["rows"] == [] for t in section["tables"])
+
+
+def test_analysis_settings_are_validated() -> None:
+    from textrobust.analyses.bias import BiasAnalysis
+
+    with pytest.raises(ConfigError, match="'group'"):
+        BiasAnalysis({"group": ("gender", "colour")})
+    with pytest.raises(ConfigError, match="'eps'"):
+        BiasAnalysis({"eps": 0})
+    with pytest.raises(ConfigError, match="'fill_in'"):
+        BiasAnalysis({"fill_in": "bert"})
+    assert BiasAnalysis({"group": ["all"]}).settings.group == ("all",)
+
+
+def test_audit_run_resumes_the_bias_analysis(tmp_path: Path, table_fill_in: None) -> None:
+    from textrobust import audit
+
+    settings = {"n": 2, "max_k": 2, "exact_up_to": 1, "samples": 10}
+    first = audit.run(biased_victim({"she": 0.1}), bias_data(), {"bias": settings}, tmp_path, progress=False,
+                      report=False)
+    assert first["bias"].computed == 2 and (tmp_path / "store.sqlite").is_file()
+    resumed = audit.run(biased_victim({"she": 0.1}), bias_data(), {"bias": settings}, tmp_path, progress=False,
+                        report=False, resume=True)
+    assert resumed["bias"].computed == 0 and resumed["bias"].resumed == 2
+    assert resumed["bias"].summary.to_dict() == first["bias"].summary.to_dict()  # NaN != NaN: compare as JSON
+
+
+def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, table_fill_in: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from textrobust import audit
+    from textrobust.cli.app import app
+
+    real = audit.run
+    monkeypatch.setattr(audit, "run", lambda victim, data, *args, **kw: real(biased_victim({"she": 0.1}),
+                                                                            bias_data(), *args, **kw))
+    out = tmp_path / "bias"
+    result = CliRunner().invoke(app, ["bias", "--n", "2", "--max-k", "2", "--exact-up-to", "1", "--samples", "10",
+                                      "--quiet", "--out", str(out)], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    assert (out / "store.sqlite").is_file() and (out / "report.json").is_file()
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    assert "he,she" in result.output and "+0.1000" in result.output
+    report = json.loads((out / "report.json").read_text())
+    section = next(s for s in report["analyses"] if s["name"] == "bias")
+    assert section["counts"]["units"] == 2  # the anchors of "he liked the film" and "his film"
+    bad = CliRunner().invoke(app, ["bias", "--group", "colour", "--out", str(tmp_path / "bad")], terminal_width=200)
+    assert bad.exit_code == 2 and "--group" in bad.output
 
 
 # ---- debiasing by gender swap -------------------------------------------------------------------

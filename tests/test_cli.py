@@ -17,7 +17,7 @@ runner = CliRunner()
 def test_help_lists_every_command() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("assets", "list", "data", "train", "evaluate", "attack", "demo", "export"):
+    for command in ("assets", "list", "data", "train", "evaluate", "attack", "audit", "report", "demo", "export"):
         assert command in result.output
 
 
@@ -44,8 +44,8 @@ def test_unknown_choices_exit_with_code_2() -> None:
     assert result.exit_code == 2 and "Unknown recipe 'nope'" in result.output
     result = runner.invoke(app, ["train", "nope"])
     assert result.exit_code == 2 and "Unknown architecture 'nope'" in result.output
-    result = runner.invoke(app, ["demo", "--steps", "evaluate,nope"])
-    assert result.exit_code == 2 and "Unknown demo step" in result.output
+    result = runner.invoke(app, ["audit", "--analyses", "evaluate,nope"])
+    assert result.exit_code == 2 and "Unknown analyses ['nope']" in result.output
 
 
 def test_export_writes_jsonl_and_csv(tmp_path: Path) -> None:
@@ -71,20 +71,68 @@ def test_assets_table_lists_every_asset() -> None:
         assert name in result.output
 
 
+def test_train_prints_its_card(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The success path of `train` prints the card (it used to crash on a VictimCard)."""
+    from textrobust.cli import train
+    from textrobust.zoo.cards import VictimCard
+
+    card = VictimCard(architecture="cnn", dataset="rotten_tomatoes", label_names=("negative", "positive"),
+                      splits={"train": 8}, seed=0, dev_accuracy=0.75, test_accuracy=0.5, train_seconds=1.0,
+                      parameters=10, epochs_run=1, best_epoch=1, vocab_size=5, model_config={}, training={})
+    train._print_card(card, tmp_path)
+    train._print_card(card.to_dict(), tmp_path)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["evaluate", "--seed", str(2**63)], "--seed"),
+    (["evaluate", "--seed", "-1"], "--seed"),
+    (["train", "cnn", "--seed", "-1"], "--seed"),
+    (["train", "cnn", "--epochs", "0"], "--epochs"),
+    (["evaluate", "--batch-size", "0"], "--batch-size"),
+    (["evaluate", "--n", "-1"], "--n"),
+    (["attack", "--budget", "0"], "--budget"),
+    (["data", "rotten_tomatoes", "--n", "-1"], "--n"),
+    (["evaluate", "--workers", "0", "--executor", "process"], "--workers"),
+])
+def test_bad_options_exit_2_naming_the_flag(argv: list[str], flag: str) -> None:
+    result = runner.invoke(app, argv, terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert flag in result.output and "Traceback" not in result.output
+
+
+def test_out_naming_a_file_exits_2(tmp_path: Path) -> None:
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    for argv in (["evaluate", "--out", str(target)], ["train", "cnn", "--out", str(target)]):
+        result = runner.invoke(app, argv, terminal_width=200)
+        assert result.exit_code == 2 and "--out" in result.output, result.output
+
+
 @pytest.mark.heavy
-def test_demo_runs_and_resumes(tmp_path: Path) -> None:
-    out = tmp_path / "demo"
-    result = runner.invoke(app, ["demo", "--out", str(out), "--n", "2"], terminal_width=200)
+def test_audit_runs_resumes_and_rebuilds_its_report(tmp_path: Path) -> None:
+    out = tmp_path / "audit"
+    result = runner.invoke(app, ["audit", "--out", str(out), "--n", "2"], terminal_width=80)
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["steps"]) == {"evaluate", "attack", "second-order", "radius", "accs"}
-    evaluation = summary["steps"]["evaluate"]["summary"]["evaluation"]
-    assert evaluation["examples"] == 1276 and 0.6 < evaluation["accuracy"] <= 1.0
-    attack = summary["steps"]["attack"]["summary"]["summary"]
-    assert attack["examples"] == 2
-    again = runner.invoke(app, ["demo", "--out", str(out), "--n", "2", "--resume", "--steps", "evaluate,attack"],
-                          terminal_width=200)
+    assert set(summary["analyses"]) >= {"evaluate", "attack"}
+    assert summary["analyses"]["attack"]["summary"]["units"] == 2
+    assert (out / "report.html").is_file()
+    again = runner.invoke(app, ["audit", "--out", str(out), "--resume"], terminal_width=80)
     assert again.exit_code == 0, again.output
     resumed = json.loads((out / "summary.json").read_text())
-    assert resumed["steps"]["evaluate"]["summary"]["evaluation"]["computed"] == 0
-    assert resumed["steps"]["attack"]["summary"]["summary"]["computed_now"] == 0
+    assert all(a["computed_now"] == 0 for a in resumed["analyses"].values())
+    rebuilt = runner.invoke(app, ["report", str(out)])
+    assert rebuilt.exit_code == 0, rebuilt.output
+
+
+@pytest.mark.heavy
+def test_resume_takes_the_stored_options(tmp_path: Path) -> None:
+    out = tmp_path / "pwws"
+    first = runner.invoke(app, ["attack", "--recipe", "pwws", "--n", "2", "--budget", "300", "--no-quality",
+                                "--out", str(out)], terminal_width=80)
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["attack", "--out", str(out), "--resume"], terminal_width=80)
+    assert again.exit_code == 0, again.output
+    assert "0 computed, 2 resumed" in again.output
+    clash = runner.invoke(app, ["attack", "--out", str(out), "--resume", "--budget", "10"], terminal_width=80)
+    assert clash.exit_code == 2 and "budget" in clash.output

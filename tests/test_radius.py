@@ -10,50 +10,67 @@ tests marked heavy.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from textrobust.analyses.protocol import Failure, WorkerContext
+from textrobust.analyses.radius import PRMetricAnalysis, PRRecord, RadiusBoundsAnalysis, RadiusRecord
 from textrobust.attack.goals import TargetedClassification, UntargetedClassification
 from textrobust.attack.problem import Problem
 from textrobust.attack.searches import SEARCHES
 from textrobust.attack.searches.search_testing import DictSource, FakeProblem, check_search, default_fake_problem
-from textrobust.data.examples import Example
+from textrobust.data.examples import Dataset, Example
 from textrobust.embeddings import WordVectors
 from textrobust.errors import ConfigError, TextRobustError
 from textrobust.radius import (
+    Bounds,
     CleanedSynonyms,
     ExhaustiveProver,
     ExhaustiveSearch,
+    MethodOutcome,
     ModificationCap,
+    OptimalityRow,
     PerturbationSpace,
     PRAnalysis,
     PRConfig,
+    PREstimate,
+    PRResult,
     PRSettings,
+    Proof,
+    ProverOutcome,
     PseudoDynamicProgramming,
     RadiusAnalysis,
+    RadiusResult,
     RadiusSettings,
+    RadiusVerdict,
+    Sensitivity,
     SpaceSource,
     Verdict,
+    YieldCurves,
     attack_table,
     build_space,
     certified_table,
     estimate_pr,
+    falsified_share,
     hoeffding_epsilon,
     hoeffding_samples,
     modification_cap,
     pr_summary,
-    run_radius,
     sensitivity_order,
     space_from_problem,
     yield_curves,
 )
+from textrobust.radius.analysis import space_of
+from textrobust.records import decode, encode
 from textrobust.text import Text
 from textrobust.victims.function import FunctionVictim
 from textrobust.victims.protocol import Capabilities
@@ -481,93 +498,151 @@ def _toy_examples(n: int = 12) -> tuple[WordListVictim, DictSource, list[Example
     return victim, source, examples
 
 
+def _pdp(l0: int | None, words: int = 10) -> MethodOutcome:
+    return MethodOutcome(l0 is not None, l0, None if l0 is None else l0 / words, 1.0, 5, None)
+
+
+def _result(methods: dict[str, int | None] | None, *, cap: int = 3, prover: ProverOutcome | None = None,
+            label: int = 1, predicted: int = 1) -> RadiusResult:
+    text = Text.from_string("w0 w1 w2 w3 w4 w5 w6 w7 w8 w9")
+    outcomes = None if methods is None else {name: _pdp(l0) for name, l0 in methods.items()}
+    return RadiusResult("x", text, label, 10, predicted, 0, cap, None, outcomes, prover)
+
+
+def _prover(lower: int, upper: int | None, verdicts: Sequence[tuple[str, float]] = (),
+            proofs: Sequence[Proof] = ()) -> ProverOutcome:
+    return ProverOutcome(Sensitivity.DELETE, (), tuple(proofs),
+                         tuple(RadiusVerdict(r, Verdict(v), "prover", s) for r, (v, s) in enumerate(verdicts, 1)),
+                         Bounds(lower, upper, upper is not None and lower == upper, False), 0, 0.0, 0.0)
+
+
 def test_radius_analysis_bounds_are_sound() -> None:
     victim, source, examples = _toy_examples()
     analysis = RadiusAnalysis(victim, RadiusSettings(pso_pop_size=8, pso_max_iters=4, max_radius=3), source=source)
+    queries = 0
     for example in examples:
-        record = analysis.analyse(example)
-        if record["skipped"]:
-            assert not record["correct"]
+        result = analysis.analyse(example)
+        queries += result.queries
+        if result.skipped:
+            assert not result.correct and result.methods is None
             continue
         space = build_space(example.text, source)
         texts = list(space.ball())
         predicted = victim.probabilities(texts).argmax(axis=1)
         truth = min((example.text.l0(t) for t, p in zip(texts, predicted) if p != 1), default=math.inf)
         radius = truth - 1  # the maximum robustness radius R (inf when robust everywhere)
-        bounds = record["bounds"]
-        assert bounds["lower"] <= radius
-        assert bounds["robust_everywhere"] == (truth == math.inf and space.m <= 3)
-        if bounds["upper"] is not None:
-            assert radius <= bounds["upper"]
-        for verdict in record["verdicts"]:
-            assert (verdict["verdict"] == "found") == (verdict["r"] >= truth) or verdict["verdict"] == "unknown"
-        for name, result in record["methods"].items():
-            if result["success"]:
-                assert result["l0"] >= truth and result["l0"] <= record["cap"], name
-    assert analysis.queries > 0
+        assert result.prover is not None and result.methods is not None and result.cap is not None
+        bounds = result.prover.bounds
+        assert bounds.lower <= radius
+        assert bounds.robust_everywhere == (truth == math.inf and space.m <= 3)
+        if bounds.upper is not None:
+            assert radius <= bounds.upper
+        for verdict in result.prover.verdicts:
+            assert (verdict.verdict is Verdict.FOUND) == (verdict.r >= truth) or verdict.verdict is Verdict.UNKNOWN
+        for name, outcome in result.methods.items():
+            if outcome.success:
+                assert outcome.l0 is not None and truth <= outcome.l0 <= result.cap, name
+                assert outcome.perturbed is not None and example.text.l0(outcome.perturbed) == outcome.l0
+        assert result.space is not None and result.space.size == space.size()
+        assert result.space.size_by_radius == tuple(space.size(r) for r in (1, 2, 3))
+        assert space_of(result).candidate_sets() == space.candidate_sets()
+    assert queries > 0
 
 
-def test_run_radius_resumes_and_summarises(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from textrobust.store import RunStore
+def _context(victim: Any) -> WorkerContext:
+    return WorkerContext(layer=QueryLayer(victim), label_names=tuple(victim.label_names), seed=0)
 
+
+def test_radius_records_round_trip_through_the_codec() -> None:
     victim, source, examples = _toy_examples()
-    settings_ = RadiusSettings(pso_pop_size=8, pso_max_iters=4)
-    with RunStore(tmp_path / "store.sqlite") as store:
-        run = store.start_run("radius", {"n": 3}, seed=0)
-        records, _ = run_radius(RadiusAnalysis(victim, settings_, source=source), examples[:3], run)
-        assert len(records) == 3
-        analysis = RadiusAnalysis(victim, settings_, source=source)
-        records, summary = run_radius(analysis, examples, run)
-        assert len(records) == len(examples)
-        assert summary["attacked"] == sum(1 for r in records if not r["skipped"])
-        assert summary["table2"]["attacks"] == summary["attacked"]
-        assert [row["r"] for row in summary["table3"]] == [1, 2, 3, 4]
-        for row in summary["table3"]:
-            assert row["found"] + row["certified"] + row["unknown"] == summary["attacked"]
-        assert summary["throughput"]["texts"] >= 0
+    analysis = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4, "max_radius": 3}, source=source)
+    analyse = analysis.worker(_context(victim))
+    records = [analyse(e) for e in examples]
+    assert {r.status for r in records} == {"analysed", "skipped"}
+    for record in records:
+        assert decode(RadiusRecord, json.loads(json.dumps(encode(record)))) == record
+    pr = PRMetricAnalysis({"epsilon": 0.1, "delta": 0.1}, source=source).worker(_context(victim))
+    for record in (pr(e) for e in examples):
+        assert decode(PRRecord, json.loads(json.dumps(encode(record)))) == record
+
+
+def test_radius_summary_and_section_on_a_toy_victim() -> None:
+    victim, source, examples = _toy_examples()
+    analysis = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4}, source=source)
+    analyse = analysis.worker(_context(victim))
+    records = [analyse(e) for e in examples]
+    failures = [Failure("boom", "ValueError", "planted")]
+    summary = analysis.summarise(records, failures)
+    attacked = sum(1 for r in records if r.status == "analysed")
+    assert (summary.units, summary.ok, summary.errors) == (len(examples) + 1, len(examples), 1)
+    assert summary.attacked == attacked and summary.skipped == len(examples) - attacked
+    assert [row.r for row in summary.table3] == [1, 2, 3, 4]
+    for row in summary.table3:
+        assert row.found + row.certified + row.unknown == attacked
+    assert summary.falsified_r1 == pytest.approx(summary.table3[0].found_pct / 100)
+    assert summary.queries == sum(r.queries for r in records) > 0
+    section = analysis.section(summary, records, failures, victim.label_names)
+    assert section["risk"] == summary.falsified_r1
+    assert all(f["svg"].startswith("<?xml") for f in section["figures"]) and len(section["figures"]) == 2
+    for spec in section["tables"]:  # issue 15: the CLI prints these in 80 columns
+        assert len(spec["columns"]) <= 8 and all(len(str(c)) <= 10 for c in spec["columns"])
+    empty = analysis.summarise([], [])
+    assert math.isnan(empty.falsified_r1) and math.isnan(empty.table2[0].succ_rate)
+    assert analysis.section(empty, [], [], victim.label_names)["risk"] is None
+
+
+def test_pr_summary_shows_the_epsilon_of_the_actual_sample_size() -> None:
+    # issue 16: N = 50 at delta = 0.005 guarantees eps = sqrt(ln(400) / 100) ~ 0.245, not 0.025
+    analysis = PRMetricAnalysis({"samples": 50})
+    summary = analysis.summarise([], [])
+    assert summary.samples == 50 and summary.epsilon == pytest.approx(hoeffding_epsilon(50, 0.005))
+    assert summary.epsilon == pytest.approx(0.2448, abs=1e-4) and not summary.guaranteed
+    assert summary.samples_needed == 4794 and summary.epsilon_requested == 0.025
+    section = analysis.section(summary, [], [], ("negative", "positive"))
+    eps = next(h for h in section["headline"] if h["label"].startswith("eps"))
+    assert eps["value"] == summary.epsilon and "N = 50" in eps["label"]
+    assert section["risk"] is None and math.isnan(summary.pr.mean_pr)
+    default = PRMetricAnalysis().summarise([], [])
+    assert default.samples == 4794 and default.guaranteed and default.epsilon < 0.025
 
 
 def test_attack_table_counts_wins_and_substitutions() -> None:
-    def rec(pdp: int | None, greedy: int | None, words: int = 10) -> dict:
-        def m(l0: int | None) -> dict:
-            return {"success": l0 is not None, "l0": l0, "fraction": None if l0 is None else l0 / words,
-                    "seconds": 1.0, "queries": 5}
-        return {"skipped": False, "methods": {"pdp": m(pdp), "greedy": m(greedy)}}
-
-    records = [rec(1, 2), rec(2, 2), rec(3, None), rec(None, 1), {"skipped": True}]
-    table = attack_table(records, ("pdp", "greedy"))
-    assert table["attacks"] == 4
-    assert table["methods"]["pdp"]["succ"] == 3 and table["methods"]["pdp"]["wins"] == 2
-    assert table["methods"]["greedy"]["succ"] == 3 and table["methods"]["greedy"]["wins"] == 1
-    assert table["methods"]["pdp"]["percent_substituted"] == pytest.approx(20.0)
-    curves = yield_curves(records, ("pdp", "greedy"), 2)
-    assert curves["r"] == [0, 1, 2, 3]
-    assert curves["pdp"] == [100.0, 75.0, 50.0, 25.0]
-    assert curves["greedy"] == [100.0, 75.0, 25.0, 25.0]
+    results = [_result({"pdp": 1, "greedy": 2}), _result({"pdp": 2, "greedy": 2}), _result({"pdp": 3, "greedy": None}),
+               _result({"pdp": None, "greedy": 1}), _result(None, predicted=0)]
+    table = {row.method: row for row in attack_table(results, ("pdp", "greedy"))}
+    assert table["pdp"].succ == 3 and table["pdp"].wins == 2 and table["pdp"].succ_rate == 0.75
+    assert table["greedy"].succ == 3 and table["greedy"].wins == 1
+    assert table["pdp"].percent_substituted == pytest.approx(20.0)
+    curves = yield_curves(results, ("pdp", "greedy"), 2)
+    assert curves.radii == (0, 1, 2, 3)
+    assert curves.methods["pdp"] == (100.0, 75.0, 50.0, 25.0)
+    assert curves.methods["greedy"] == (100.0, 75.0, 25.0, 25.0)
+    assert curves.certified is None
+    assert falsified_share(results, 1) == 0.5 and math.isnan(falsified_share([], 1))
 
 
 def test_certified_table_and_pr_summary() -> None:
-    records = [
-        {"skipped": False, "methods": {}, "verdicts": [{"r": 1, "verdict": "certified", "seconds": 1.0},
-                                                       {"r": 2, "verdict": "found", "seconds": 3.0}]},
-        {"skipped": False, "methods": {}, "verdicts": [{"r": 1, "verdict": "found", "seconds": 2.0},
-                                                       {"r": 2, "verdict": "found", "seconds": 2.0}]},
-    ]
-    table = certified_table(records, 2)
-    assert table[0]["certified_pct"] == 50.0 and table[0]["found_pct"] == 50.0
-    assert table[1]["found"] == 2 and table[1]["found_seconds"] == 2.5
-    prs = [{"skipped": False, "pr": {"pr": v, "exact": False, "radius": 2, "seconds": 0.1}} for v in (0.95, 0.5, 1.0)]
-    summary = pr_summary([*prs, {"skipped": True}], 0.9)
-    assert summary["scored"] == 3 and summary["above_threshold"] == 2 and summary["skipped"] == 1
+    results = [_result({}, prover=_prover(1, 1, [("certified", 1.0), ("found", 3.0)])),
+               _result({}, prover=_prover(0, 0, [("found", 2.0), ("found", 2.0)]))]
+    table = certified_table(results, 2)
+    assert table[0].certified_pct == 50.0 and table[0].found_pct == 50.0
+    assert table[1].found == 2 and table[1].found_seconds == 2.5 and math.isnan(table[1].unknown_seconds)
+    estimates = [PREstimate(2, 10, 10, 9, v, v, v, 0.0, 0.005, False, 0.1) for v in (0.95, 0.5, 1.0)]
+    prs = [PRResult(f"p{i}", 1, 2, 1, 10, 2, e) for i, e in enumerate(estimates)]
+    summary = pr_summary([*prs, PRResult("s", 1, 2, 0, 1)], 0.9)
+    assert summary.scored == 3 and summary.above_threshold == 2 and summary.skipped == 1
+    assert summary.quantiles["median"] == 0.95
+    assert math.isnan(pr_summary([], 0.9).mean_pr)
 
 
 def test_pr_analysis_on_a_toy_victim() -> None:
     victim, source, examples = _toy_examples()
     analysis = PRAnalysis(victim, PRSettings(epsilon=0.1, delta=0.1), source=source)
-    record = analysis.analyse(examples[1])
-    assert not record["skipped"]
-    assert 0.0 <= record["pr"]["low"] <= record["pr"]["pr"] <= record["pr"]["high"] <= 1.0
-    assert record["pr"]["radius"] == modification_cap(examples[1].text, 0.25)
+    result = analysis.analyse(examples[1])
+    assert not result.skipped and result.estimate is not None
+    assert 0.0 <= result.estimate.low <= result.estimate.pr <= result.estimate.high <= 1.0
+    assert result.estimate.radius == modification_cap(examples[1].text, 0.25)
+    assert 1 < result.queries <= 1 + result.estimate.evaluated  # duplicates in one batch are sent once
 
 
 def test_settings_are_validated() -> None:
@@ -580,21 +655,28 @@ def test_settings_are_validated() -> None:
         PRSettings(epsilon=0.0)
     with pytest.raises(TextRobustError):
         ExhaustiveProver(batch_size=0)
+    for bad in ({"batch_size": 0}, {"prover_batch": 0}, {"methods": ("greedy",)}, {"time_limit": 0.0},
+                {"unknown": 1}):
+        with pytest.raises(ConfigError):
+            RadiusBoundsAnalysis(bad)
+    assert RadiusBoundsAnalysis({"methods": ("greedy",), "prover": False}).settings.methods == ("greedy",)
+    for bad in ({"threshold": 1.5}, {"samples": 0}, {"batch_size": 0}):
+        with pytest.raises(ConfigError):
+            PRMetricAnalysis(bad)
 
 
 def test_plots_are_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from textrobust.radius.plots import pr_violin, substitution_scatter, yield_plot
 
     violin = pr_violin({"bow": [0.9, 1.0, 0.5], "cnn": [0.8, 0.99]}, tmp_path / "v.png")
-    curve = yield_plot({"r": [0, 1, 2], "pdp": [100, 60, 40], "certified": [100, 50, 30]}, tmp_path / "c.png")
-    records = [{"methods": {"pdp": {"success": True, "l0": 1}, "greedy": {"success": True, "l0": 2}}}]
-    scatter = substitution_scatter(records, tmp_path / "s.png")
+    curve = yield_plot(YieldCurves((0, 1, 2), {"pdp": (100.0, 60.0, 40.0)}, (100.0, 50.0, 30.0)), tmp_path / "c.png")
+    scatter = substitution_scatter([_result({"pdp": 1, "greedy": 2})], tmp_path / "s.png")
     assert all(p.stat().st_size > 1000 for p in (violin, curve, scatter))
     with pytest.raises(ConfigError):
         pr_violin({}, tmp_path / "empty.png")
 
 
-def test_cli_registers_radius_and_pr() -> None:
+def test_cli_registers_radius_and_pr(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import typer
     from typer.testing import CliRunner
 
@@ -606,19 +688,51 @@ def test_cli_registers_radius_and_pr() -> None:
     assert "--max-radius" in runner.invoke(app, ["radius", "--help"]).output
     result = runner.invoke(app, ["pr", "--help"])
     assert result.exit_code == 0 and "--epsilon" in result.output
-    bad = runner.invoke(app, ["radius", "--methods", "pdp,nonsense", "--n", "1"])
-    assert bad.exit_code == 2 and "methods" in bad.output
+    bad = runner.invoke(app, ["radius", "--methods", "pdp,nonsense", "--n", "1", "--out", str(tmp_path / "a")])
+    assert bad.exit_code == 2 and "--methods" in bad.output
+    # issue 16: validated up front, never stored as one error per example
+    bad = runner.invoke(app, ["radius", "--batch-size", "0", "--n", "1", "--out", str(tmp_path / "b")])
+    assert bad.exit_code == 2 and "--batch-size" in bad.output
+    assert not (tmp_path / "b" / "store.sqlite").exists()
+    bad = runner.invoke(app, ["pr", "--threshold", "2", "--n", "1", "--out", str(tmp_path / "c")])
+    assert bad.exit_code == 2 and "--threshold" in bad.output
+
+
+def test_an_audit_runs_radius_and_pr_and_resumes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from textrobust import audit
+
+    victim, source, examples = _toy_examples()
+    data = Dataset("toy", tuple(examples), tuple(victim.label_names), split="test")
+    radius = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4, "n": 3}, source=source)
+    pr = PRMetricAnalysis({"samples": 50, "n": 3}, source=source)
+    first = audit.run(victim, data, [radius, pr], tmp_path, progress=False, report=False)
+    assert first["radius"].computed == 3 and first["pr"].computed == 3
+    radius = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4}, source=source)
+    pr = PRMetricAnalysis({"samples": 50}, source=source)
+    with pytest.raises(TextRobustError):  # n differs from the stored run
+        audit.run(victim, data, [radius, pr], tmp_path, progress=False, report=False, resume=True)
+    second = audit.run(victim, data, [radius, pr], tmp_path / "all", progress=False, report=False)
+    assert second["radius"].computed == len(examples)
+    again = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4}, source=source)
+    resumed = audit.run(victim, data, [again], tmp_path / "all", progress=False, report=False, resume=True)
+    assert resumed["radius"].computed == 0 and resumed["radius"].resumed == len(examples)
+    assert resumed["radius"].summary == second["radius"].summary
+    s = second["pr"].summary
+    assert s.samples == 50 and s.epsilon == pytest.approx(hoeffding_epsilon(50, 0.005))
+    assert s.pr.scored + s.pr.skipped == len(examples)
 
 
 # ---- heavy: real assets ----------------------------------------------------------------------------------
 @pytest.mark.heavy
-def test_demo_step_on_the_default_victim(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from textrobust.cli.radius import demo_step
+def test_radius_and_pr_on_the_default_victim(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from textrobust import audit
 
-    summary = demo_step(tmp_path, n=3)
-    assert summary["radius"]["examples"] == 3
-    assert summary["pr"]["examples"] == 3
-    assert (tmp_path / "radius" / "summary.json").is_file() and (tmp_path / "pr" / "summary.json").is_file()
+    settings = {"radius": {"n": 3, "pso_pop": 20, "pso_iters": 10, "max_radius": 3, "time_limit": 10.0},
+                "pr": {"n": 3, "samples": 200}}
+    result = audit.run("default", "rotten_tomatoes", settings, tmp_path, progress=False)
+    assert result["radius"].summary.units == 3 and result["pr"].summary.units == 3
+    assert result["radius"].summary.errors == 0 and result["pr"].summary.errors == 0
+    assert (tmp_path / "summary.json").is_file() and (tmp_path / "report.json").is_file()
 
 
 def test_exports_match_all() -> None:
@@ -633,18 +747,12 @@ def test_exports_match_all() -> None:
 def test_optimality_table_against_the_prover() -> None:
     from textrobust.radius import optimality_table
 
-    def m(l0: int | None) -> dict:
-        return {"success": l0 is not None, "l0": l0}
-
-    records = [
-        {"skipped": False, "cap": 3, "methods": {"pdp": m(2), "greedy": m(3)},
-         "bounds": {"lower": 1, "upper": 1, "exact": True}, "prover": []},
-        {"skipped": False, "cap": 3, "methods": {"pdp": m(None), "greedy": m(None)},
-         "bounds": {"lower": 1, "upper": 1, "exact": True},
-         "prover": [{"verdict": "found", "adversarial_l0": 2}]},
-        {"skipped": False, "cap": 3, "methods": {"pdp": m(1), "greedy": m(None)},
-         "bounds": {"lower": 2, "upper": 0, "exact": False}, "prover": []},
+    found = Proof(2, Verdict.FOUND, 10, 10, 0.1, None, 2)
+    results = [
+        _result({"pdp": 2, "greedy": 3}, prover=_prover(1, 1)),
+        _result({"pdp": None, "greedy": None}, prover=_prover(1, 1, proofs=[found])),
+        _result({"pdp": 1, "greedy": None}, prover=_prover(2, 0)),
     ]
-    table = optimality_table(records, ("pdp", "greedy"))
-    assert table["pdp"] == {"exact": 1, "optimal": 1, "missed": 1, "violations": 1}
-    assert table["greedy"] == {"exact": 1, "optimal": 0, "missed": 2, "violations": 0}
+    table = {row.method: row for row in optimality_table(results, ("pdp", "greedy"))}
+    assert table["pdp"] == OptimalityRow("pdp", exact=1, optimal=1, missed=1, violations=1)
+    assert table["greedy"] == OptimalityRow("greedy", exact=1, optimal=0, missed=2, violations=0)

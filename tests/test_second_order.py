@@ -363,7 +363,90 @@ def test_bae_style_attack_runs_on_a_fill_in_source() -> None:
     assert result.status is Status.SUCCEEDED and str(result.perturbed) == "a bad film"
 
 
-def test_cli_registers_commands() -> None:
+# ---- the analysis on the protocol, and the CLI ---------------------------------------------------
+PLANTED_DATA = (Example("a", START, 1), Example("b", Text.from_string("a good story"), 1),
+                Example("c", Text.from_string("one great film"), 1))
+
+
+@pytest.fixture
+def planted_world(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis builds its fill-in and patch finder by name: point both at the
+    planted world (a table fill-in; film -> movie the only synonym pair)."""
+    import textrobust.second_order as package
+
+    real_finder = package.PatchFinder
+    monkeypatch.setattr("textrobust.second_order.neighbourhood.load_fill_in",
+                        lambda name=None: TableFillIn(PLANTED_FILL))
+    monkeypatch.setattr(package, "PatchFinder", lambda layer: real_finder(layer, DictSource({"film": ["movie"]})))
+
+
+def planted_dataset():
+    from textrobust.data.examples import Dataset
+
+    return Dataset("planted", PLANTED_DATA, ("negative", "positive"), split="test")
+
+
+def test_analysis_records_round_trip_through_the_store_codec(planted_world: None) -> None:
+    import json
+
+    from textrobust.analyses.protocol import WorkerContext
+    from textrobust.analyses.second_order import SecondOrderAnalysis, SecondOrderRecord
+    from textrobust.records import decode, encode
+
+    analysis = SecondOrderAnalysis({"method": "so-enum", "n": 3, "quality": False})
+    assert [uid for uid, _ in analysis.units(planted_dataset())] == ["a", "b", "c"]
+    analyse = analysis.worker(WorkerContext(QueryLayer(linear_victim()), ("negative", "positive")))
+    records = [analyse(e) for e in PLANTED_DATA]
+    assert [r.status for r in records] == ["succeeded", "skipped", "succeeded"]
+    assert str(records[0].result.vulnerable) == "one decent film" and records[0].queries == records[0].result.queries
+    for record in records:
+        back = decode(SecondOrderRecord, json.loads(json.dumps(encode(record))))
+        assert back == record and isinstance(back.result, SecondOrderResult)
+        assert back.result.original.frozen == record.result.original.frozen
+    s = analysis.summarise(records, [])
+    assert (s.units, s.succeeded, s.skipped, s.success_rate) == (3, 2, 1, 1.0)
+    assert s.l0 == pytest.approx(np.mean([r.result.l0 for r in records if r.status == "succeeded"]))
+    section = analysis.section(s, records, [], ("negative", "positive"))
+    assert section["risk"] == 1.0 and section["examples"] and section["figures"]
+
+
+def test_summary_of_no_records_is_nan_not_zero() -> None:
+    from textrobust.analyses.protocol import Failure
+    from textrobust.analyses.second_order import SecondOrderAnalysis
+
+    analysis = SecondOrderAnalysis()
+    s = analysis.summarise([], [])
+    assert (s.units, s.examples, s.succeeded) == (0, 0, 0)
+    for name in ("success_rate", "l0", "queries_per_example", "fill_requests_per_example", "seconds_per_example"):
+        assert math.isnan(getattr(s, name)), name
+    section = analysis.section(s, [], [], ("negative", "positive"))
+    assert section["risk"] is None and section["headline"][0]["value"] is None
+    failed = analysis.summarise([], [Failure("x", "ValueError", "boom")])
+    assert (failed.units, failed.errors) == (1, 1) and math.isnan(failed.success_rate)
+
+
+def test_analysis_settings_are_validated() -> None:
+    from textrobust.analyses.second_order import SecondOrderAnalysis
+
+    with pytest.raises(ConfigError, match="'method'.*so-beam"):
+        SecondOrderAnalysis({"method": "nope"})
+    with pytest.raises(ConfigError, match="'fill_in'"):
+        SecondOrderAnalysis({"fill_in": "bert"})
+    with pytest.raises(ConfigError, match="'budget'"):
+        SecondOrderAnalysis({"budget": 0})
+    assert "RandomBaseline" in SecondOrderAnalysis({"method": "random"}).describe()["search"]
+
+
+def test_default_fill_in_is_the_fast_one() -> None:
+    from textrobust.analyses.bias import BiasSettings
+    from textrobust.analyses.second_order import SecondOrderSettings
+    from textrobust.fill_in import DEFAULT_FILL_IN
+
+    assert DEFAULT_FILL_IN == "minilm_mlm"
+    assert SecondOrderSettings().fill_in == BiasSettings().fill_in == "minilm_mlm"
+
+
+def test_cli_registers_commands(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
@@ -372,12 +455,39 @@ def test_cli_registers_commands() -> None:
     app = typer.Typer()
     register(app)
     runner = CliRunner()
-    out = runner.invoke(app, ["second-order", "--help"])
-    assert out.exit_code == 0 and "--method" in out.output
+    out = runner.invoke(app, ["second-order", "--help"], terminal_width=200)
+    assert out.exit_code == 0 and "--method" in out.output and "causal_rescore (Gemma 3 270M)" in out.output
     out = runner.invoke(app, ["bias", "--help"])
     assert out.exit_code == 0 and "--exact-up-to" in out.output
-    bad = runner.invoke(app, ["second-order", "--method", "nope", "--out", "/tmp/unused-so-run"])
-    assert bad.exit_code == 2 and "so-beam" in bad.output
+    bad = runner.invoke(app, ["second-order", "--method", "nope", "--out", str(tmp_path / "unused")],
+                        terminal_width=200)
+    assert bad.exit_code == 2 and "so-beam" in bad.output and "--method" in bad.output
+
+
+def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, planted_world: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from textrobust import audit
+    from textrobust.cli.app import app
+
+    real = audit.run
+    monkeypatch.setattr(audit, "run", lambda victim, data, *args, **kw: real(linear_victim(), planted_dataset(),
+                                                                            *args, **kw))
+    out = tmp_path / "so"
+    result = CliRunner().invoke(app, ["second-order", "--n", "2", "--no-quality", "--method", "so-enum", "--quiet",
+                                      "--out", str(out)], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    assert (out / "store.sqlite").is_file() and (out / "report.json").is_file()
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    report = json.loads((out / "report.json").read_text())
+    section = next(s for s in report["analyses"] if s["name"] == "second-order")
+    assert section["counts"] == {"units": 2, "ok": 2, "errors": 0, "budget_exhausted": 0}
+    with RunStore(out / "store.sqlite") as store:
+        run = store.latest_run("second-order")
+        assert run is not None and run.config["settings"]["fill_in"] == "minilm_mlm"
 
 
 def test_exports_and_light_import() -> None:
@@ -389,7 +499,8 @@ def test_exports_and_light_import() -> None:
     public = {n for n in dir(package) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(package, n)).__name__ == "module"}
     assert public - modules - {"annotations"} == set(package.__all__)
-    code = ("import sys, textrobust.second_order, textrobust.cli.second_order, textrobust.second_order.bae\n"
+    code = ("import sys, textrobust.second_order, textrobust.cli.second_order, textrobust.second_order.bae, "
+            "textrobust.analyses.second_order\n"
             "print(','.join(m for m in ('torch', 'transformers', 'spacy', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

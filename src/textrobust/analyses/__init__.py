@@ -6,7 +6,7 @@
 one line here.
 
 >>> ANALYSES.names()
-['attack', 'evaluate']
+['accs', 'attack', 'bias', 'evaluate', 'pr', 'radius', 'second-order']
 """
 
 from __future__ import annotations
@@ -21,10 +21,15 @@ ANALYSES: Registry[type[Analysis]] = Registry("analysis")
 
 
 def _register() -> None:
+    from textrobust.analyses.accs.analysis import AccsAnalysis
     from textrobust.analyses.attacks import AttackAnalysis
+    from textrobust.analyses.bias import BiasAnalysis
     from textrobust.analyses.evaluation import EvaluateAnalysis
+    from textrobust.analyses.radius import PRMetricAnalysis, RadiusBoundsAnalysis
+    from textrobust.analyses.second_order import SecondOrderAnalysis
 
-    for cls in (EvaluateAnalysis, AttackAnalysis):
+    for cls in (EvaluateAnalysis, AttackAnalysis, AccsAnalysis, RadiusBoundsAnalysis, PRMetricAnalysis,
+                SecondOrderAnalysis, BiasAnalysis):
         ANALYSES.add(cls.name, cls, cls.title)
 
 

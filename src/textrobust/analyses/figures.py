@@ -1,114 +1,227 @@
-"""Small, deterministic SVG charts for report sections (matplotlib, Agg backend).
+"""Small, deterministic SVG charts for report sections (matplotlib, Agg canvas).
 
-Every function returns a complete SVG document as text; the report embeds it as an image
-(``data:image/svg+xml``), never as inline markup, so text inside a chart (user words) can
-never run as script. The same inputs give byte-identical SVG (fixed hash salt, no date).
+Every builder returns a complete SVG document as text, ready for the ``svg`` key of a
+report figure. The page embeds it as an image (``data:image/svg+xml``), never as inline
+markup, so words inside a chart can never run as script. The same inputs give
+byte-identical SVG: a fixed ``svg.hashsalt`` and no date in the metadata.
 
->>> svg = bar_chart(["a", "b"], [1, 2], title="t", xlabel="x", ylabel="y")   # doctest: +SKIP
->>> svg.startswith("<?xml")                                                   # doctest: +SKIP
+Figures are built with :class:`matplotlib.figure.Figure` on an Agg canvas, not through
+pyplot, so no global backend is switched and no figure is left open; text is drawn as
+paths (no font is needed to view the SVG) and ``$`` in labels is literal, never mathtext.
+matplotlib is imported inside each function, never at import time.
+
+>>> svg = bar_chart(["a", "b"], [0.25, 0.5], title="Share", percent=True)  # doctest: +SKIP
+>>> svg.startswith("<?xml")                                                # doctest: +SKIP
 True
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+import math
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
+
+from textrobust.errors import ConfigError
 
 __all__ = ["bar_chart", "line_chart", "stacked_bar_chart", "svg_of", "violin_chart"]
 
-_SIZE = (6.0, 3.2)
-_COLOURS = ("#3b6ea8", "#d9822b", "#4a9a5b", "#b84a4a", "#7a5ea8", "#8c7a4a")
+#: Inches; the page shows figures two to a row at 1100 px.
+SIZE = (6.0, 3.2)
+HASH_SALT = "textrobust"
+COLOURS = ("#3b6ea8", "#d9822b", "#4a9a5b", "#b84a4a", "#7a5ea8", "#8c7a4a", "#4a8c8c", "#a84a86")
+
+_STYLE: dict[str, Any] = {
+    "svg.hashsalt": HASH_SALT,
+    "svg.fonttype": "path",
+    "text.parse_math": False,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#666666",
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.alpha": 0.3,
+    "axes.axisbelow": True,
+}
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    import matplotlib
+
+    with matplotlib.rc_context(_STYLE):
+        yield
 
 
 def _figure() -> tuple[Any, Any]:
-    import matplotlib
+    """A figure on an Agg canvas with one axes (call inside ``_style()``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "textrobust"
-    fig, ax = plt.subplots(figsize=_SIZE, dpi=100)
-    ax.spines["top"].set_visible(False)
-    ax.spines["right"].set_visible(False)
-    ax.grid(axis="y", alpha=0.3)
-    return fig, ax
+    fig = Figure(figsize=SIZE, dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
 
 
 def svg_of(fig: Any) -> str:
-    """The figure as SVG text; the figure is closed."""
-    import matplotlib.pyplot as plt
+    """``fig`` as a complete SVG document; the figure is closed (if pyplot holds it).
+
+    Deterministic: the SVG hash salt is fixed and the metadata carries no date.
+    """
+    import matplotlib
 
     buffer = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
+    with matplotlib.rc_context({"svg.hashsalt": HASH_SALT}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:  # only a figure made with pyplot is held open by it
+        pyplot.close(fig)
     return buffer.getvalue()
 
 
-def _labels(ax: Any, title: str, xlabel: str, ylabel: str, percent: bool) -> None:
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(ylabel, fontsize=9)
+def _floats(values: Sequence[float | None], name: str) -> list[float]:
+    """``values`` as floats, None and non-finite values as NaN (a gap in the chart)."""
+    out = []
+    for value in values:
+        if value is None:
+            out.append(math.nan)
+            continue
+        try:
+            out.append(float(value))
+        except (TypeError, ValueError):
+            raise ConfigError(f"The chart values '{name}' must be numbers. Got {value!r} instead.") from None
+    return out
+
+
+def _same_length(labels: Sequence[Any], values: Sequence[Any], name: str) -> None:
+    if len(labels) != len(values):
+        raise ConfigError(f"The chart has {len(labels)} labels but '{name}' has {len(values)} values; "
+                          "give one value per label.")
+
+
+def _finish(ax: Any, title: str, xlabel: str, ylabel: str, percent: bool) -> None:
+    ax.set_title(title, loc="left")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     if percent:
         from matplotlib.ticker import PercentFormatter
 
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
-def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, xlabel: str = "", ylabel: str = "",
-              percent: bool = False) -> str:
-    """Vertical bars, one per label."""
-    fig, ax = _figure()
-    ax.bar(range(len(values)), [float(v) for v in values], color=_COLOURS[0])
-    ax.set_xticks(range(len(labels)), [str(label) for label in labels], fontsize=8,
-                  rotation=30 if max((len(str(x)) for x in labels), default=0) > 8 else 0)
-    _labels(ax, title, xlabel, ylabel, percent)
-    return svg_of(fig)
+def _no_data(ax: Any) -> None:
+    ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="#888888")
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
-def stacked_bar_chart(labels: Sequence[str], stacks: Mapping[str, Sequence[float]], *, title: str,
+def _categories(ax: Any, labels: Sequence[Any]) -> None:
+    names = [str(label) for label in labels]
+    long = max((len(n) for n in names), default=0) > 10 or len(names) > 8
+    ax.set_xticks(range(len(names)), names, rotation=30 if long else 0, ha="right" if long else "center")
+    ax.grid(False, axis="x")
+
+
+def bar_chart(labels: Sequence[Any], values: Sequence[float | None], *, title: str, xlabel: str = "",
+              ylabel: str = "", percent: bool = False) -> str:
+    """Vertical bars, one per label, each with its value written above it (up to 12
+    bars). With ``percent`` the values are fractions, shown as percentages."""
+    _same_length(labels, values, "values")
+    heights = _floats(values, "values")
+    with _style():
+        fig, ax = _figure()
+        if not labels:
+            _no_data(ax)
+        else:
+            bars = ax.bar(range(len(heights)), heights, color=COLOURS[0], width=0.65)
+            if len(heights) <= 12:
+                shown = [("n/a" if math.isnan(h) else f"{h:.1%}" if percent else f"{h:,.3g}") for h in heights]
+                ax.bar_label(bars, labels=shown, padding=2, fontsize=8, color="#333333")
+                ax.margins(y=0.12)
+            _categories(ax, labels)
+        _finish(ax, title, xlabel, ylabel, percent)
+        return svg_of(fig)
+
+
+def stacked_bar_chart(labels: Sequence[Any], stacks: Mapping[str, Sequence[float | None]], *, title: str,
                       ylabel: str = "", percent: bool = False) -> str:
-    """Bars stacked by series (e.g. certified / unknown / falsified per radius)."""
-    fig, ax = _figure()
-    bottom = [0.0] * len(labels)
-    for i, (name, values) in enumerate(stacks.items()):
-        heights = [float(v) for v in values]
-        ax.bar(range(len(labels)), heights, bottom=bottom, label=name, color=_COLOURS[i % len(_COLOURS)])
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    ax.set_xticks(range(len(labels)), [str(label) for label in labels], fontsize=8)
-    ax.legend(fontsize=8, frameon=False)
-    _labels(ax, title, "", ylabel, percent)
-    return svg_of(fig)
+    """Bars stacked by series, one bar per label (e.g. certified / unknown / falsified
+    per radius); ``stacks`` maps a series name to one value per label."""
+    for name, values in stacks.items():
+        _same_length(labels, values, str(name))
+    with _style():
+        fig, ax = _figure()
+        if not labels or not stacks:
+            _no_data(ax)
+        else:
+            bottom = [0.0] * len(labels)
+            for i, (name, values) in enumerate(stacks.items()):
+                heights = [0.0 if math.isnan(h) else h for h in _floats(values, str(name))]
+                ax.bar(range(len(labels)), heights, bottom=bottom, label=str(name), width=0.65,
+                       color=COLOURS[i % len(COLOURS)])
+                bottom = [b + h for b, h in zip(bottom, heights)]
+            _categories(ax, labels)
+            fig.legend(loc="outside right upper")
+        _finish(ax, title, "", ylabel, percent)
+        return svg_of(fig)
 
 
-def line_chart(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, title: str, xlabel: str = "",
-               ylabel: str = "", percent: bool = False) -> str:
-    """One line per series: name -> (xs, ys)."""
-    fig, ax = _figure()
-    for i, (name, (xs, ys)) in enumerate(series.items()):
-        ax.plot(list(xs), [float(y) for y in ys], marker="o", markersize=3, label=name,
-                color=_COLOURS[i % len(_COLOURS)])
-    if len(series) > 1:
-        ax.legend(fontsize=8, frameon=False)
-    _labels(ax, title, xlabel, ylabel, percent)
-    return svg_of(fig)
+def line_chart(series: Mapping[str, tuple[Sequence[float], Sequence[float | None]]], *, title: str,
+               xlabel: str = "", ylabel: str = "", percent: bool = False) -> str:
+    """One line per series, ``name -> (xs, ys)``; a legend when there are several."""
+    with _style():
+        fig, ax = _figure()
+        drawn = 0
+        for i, (name, (xs, ys)) in enumerate(series.items()):
+            _same_length(xs, ys, str(name))
+            if len(xs) == 0:
+                continue
+            ax.plot(_floats(xs, str(name)), _floats(ys, str(name)), marker="o", markersize=3, linewidth=1.5,
+                    label=str(name), color=COLOURS[i % len(COLOURS)])
+            drawn += 1
+        if drawn == 0:
+            _no_data(ax)
+        elif len(series) > 1:
+            fig.legend(loc="outside right upper")
+        _finish(ax, title, xlabel, ylabel, percent)
+        return svg_of(fig)
 
 
-def violin_chart(groups: Mapping[str, Sequence[float]], *, title: str, ylabel: str = "",
+def violin_chart(groups: Mapping[str, Sequence[float | None]], *, title: str, ylabel: str = "",
                  percent: bool = False) -> str:
-    """A violin per group (groups with fewer than two values are drawn as points)."""
-    fig, ax = _figure()
-    names = list(groups)
-    for i, name in enumerate(names):
-        values = [float(v) for v in groups[name]]
-        if len(set(values)) >= 2:
-            parts = ax.violinplot([values], positions=[i], showmedians=True)
-            for body in parts["bodies"]:
-                body.set_facecolor(_COLOURS[0])
-                body.set_alpha(0.5)
-        elif values:
-            ax.scatter([i] * len(values), values, color=_COLOURS[0], s=12)
-    ax.set_xticks(range(len(names)), names, fontsize=8)
-    _labels(ax, title, "", ylabel, percent)
-    return svg_of(fig)
+    """A violin (with its median) per group; a group with fewer than two distinct values
+    is drawn as points, as a density of one value means nothing. Missing values are left
+    out."""
+    with _style():
+        fig, ax = _figure()
+        names = list(groups)
+        for i, name in enumerate(names):
+            values = [v for v in _floats(groups[name], str(name)) if not math.isnan(v)]
+            colour = COLOURS[i % len(COLOURS)]
+            if len(set(values)) >= 2:
+                parts = ax.violinplot([values], positions=[i], showmedians=True, widths=0.7)
+                for body in parts["bodies"]:
+                    body.set_facecolor(colour)
+                    body.set_edgecolor(colour)
+                    body.set_alpha(0.45)
+                for key in ("cbars", "cmins", "cmaxes", "cmedians"):
+                    parts[key].set_color(colour)
+            elif values:
+                ax.scatter([i] * len(values), values, color=colour, s=16, zorder=3)
+        if names:
+            _categories(ax, names)
+            ax.set_xlim(-0.6, len(names) - 0.4)
+        else:
+            _no_data(ax)
+        _finish(ax, title, "", ylabel, percent)
+        return svg_of(fig)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext
 from textrobust.audit.labels import align_labels
+from textrobust.audit.limits import LengthReport, default_max_words, limit_length
 from textrobust.audit.sources import DataSource, VictimSource
 from textrobust.errors import ConfigError, StoreError, TextRobustError
 from textrobust.records import decode, encode
@@ -52,6 +53,7 @@ class AnalysisResult:
     queries: int
     settings: Mapping[str, Any]
     section: Mapping[str, Any]
+    analysis_type: type[Analysis]
 
 
 @dataclass(frozen=True)
@@ -87,24 +89,22 @@ class _Worker:
 @dataclass(frozen=True)
 class AnalysisWorkerSpec:
     """Picklable recipe of a worker: the victim (a folder, or an object for in-process
-    executors), the analysis by registry name and settings, the label mapping."""
+    executors), the analysis (settings only: analyses hold no state before
+    :meth:`~textrobust.analyses.protocol.Analysis.worker`), the data's label names."""
 
     victim: VictimSource
-    analysis: str
-    settings: Mapping[str, Any]
+    analysis: Analysis
     label_names: tuple[str, ...]
     seed: int
     batch_size: int | None = None
 
     def build(self) -> _Worker:
-        from textrobust.analyses import ANALYSES
         from textrobust.victims.query import QueryLayer
 
         victim = self.victim.load()
         layer = QueryLayer(victim, batch_size=self.batch_size) if self.batch_size else QueryLayer(victim)
-        analysis = ANALYSES.get(self.analysis)(self.settings)
         context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed)
-        return _Worker(analysis.worker(context), layer)
+        return _Worker(self.analysis.worker(context), layer)
 
 
 # ---- the orchestrator ---------------------------------------------------------------------------
@@ -164,9 +164,11 @@ def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str
         for outcome in outcomes:
             failed = outcome.error is not None
             payload = outcome.error if failed else outcome.value
+            # an analysis that builds its own query layers (radius, PR) counts in its record
+            used = outcome.queries if failed else max(outcome.queries, int(payload.get("queries") or 0))
             run.record(outcome.unit.id, payload, position=outcome.unit.position, seconds=outcome.seconds,
-                       queries=outcome.queries, failed=failed)
-            queries += outcome.queries
+                       queries=used, failed=failed)
+            queries += used
             streak = streak + 1 if failed else 0
             if progress is not None and task is not None:
                 progress.update(task, advance=1, queries=queries)
@@ -203,6 +205,8 @@ def run(
     report: bool = True,
     title: str | None = None,
     max_consecutive_failures: int = 20,
+    max_words: int | None = None,
+    length_policy: str = "truncate",
 ) -> AuditResult:
     """Run ``analyses`` on ``victim`` over ``data`` into the folder ``out``.
 
@@ -223,15 +227,22 @@ def run(
 
     started = time.perf_counter()
     chosen = _analyses(analyses)
-    victim_source = VictimSource.of(victim)
-    data_source = DataSource.of(data, split=split, options=data_options)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ConfigError(f"The 'seed' must be an integer from 0 to 2^63-1. Got {seed!r} instead.")
     out = Path(out)
     _check_out(out)
-    model = victim_source.load()
-    dataset = align_labels(data_source.load(), tuple(model.label_names), label_map=label_map,
-                           by_position=labels_by_position)
+    data_source = DataSource.of(data, split=split, options=data_options)
     if isinstance(executor, str):
         executor = make_executor(executor, workers=workers, address=address)
+    try:
+        victim_source = VictimSource.of(victim)
+        model = victim_source.load()
+        full = align_labels(data_source.load(), tuple(model.label_names), label_map=label_map,
+                            by_position=labels_by_position)
+        dataset, length = limit_length(full, max_words or default_max_words(model), length_policy)
+    except BaseException:
+        executor.close()
+        raise
     if executor.name != "local":
         victim_source = victim_source.portable()
     bar: Progress | None
@@ -244,8 +255,9 @@ def run(
         if own_bar and bar is not None:
             bar.start()
         for analysis in chosen:
+            rejected = [e.id for e in analysis.select(full) if e.id in set(length.rejected)]
             results[analysis.name] = _run_one(analysis, store, victim_source, data_source, dataset, executor,
-                                              bar, seed, resume, max_consecutive_failures)
+                                              bar, seed, resume, max_consecutive_failures, rejected, length)
     finally:
         if own_bar and bar is not None:
             bar.stop()
@@ -257,6 +269,7 @@ def run(
                            {"executor": executor.name, "workers": executor.workers, "seed": seed, "resumed": resume},
                            seconds=time.perf_counter() - started, out=out, title=title)
     html, json_path = _write_outputs(out, payload, report)
+    _write_summary(out, results, payload, length)
     return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started)
 
 
@@ -266,22 +279,33 @@ def _check_out(out: Path) -> None:
 
 
 def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
-             executor: Any, bar: Progress | None, seed: int, resume: bool,
-             max_consecutive_failures: int) -> AnalysisResult:
+             executor: Any, bar: Progress | None, seed: int, resume: bool, max_consecutive_failures: int,
+             rejected: Sequence[str], length: LengthReport) -> AnalysisResult:
     began = time.perf_counter()
     units = analysis.units(dataset)
-    run = store.resume_or_start(analysis.name, _run_config(analysis, victim, data, dataset), seed, resume=resume)
+    config = {**_run_config(analysis, victim, data, dataset), "max_words": length.max_words,
+              "length_policy": length.policy}
+    # a resumed run may take more (or fewer) examples; everything else must match
+    run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n",))
     resumed = len(run.done_ids())
-    spec = AnalysisWorkerSpec(victim, analysis.name, analysis.settings.to_dict(), tuple(dataset.label_names), seed)
+    done = run.done_ids()
+    for i, example_id in enumerate(rejected):
+        if example_id not in done:
+            message = (f"The text has more than {length.max_words} words per column (--max-words); "
+                       "rerun with a larger --max-words or --length-policy truncate.")
+            run.record(example_id, {"error": "InputTooLong", "message": message}, position=len(units) + i,
+                       failed=True)
+    units_and_rejected = {uid for uid, _ in units} | set(rejected)
+    spec = AnalysisWorkerSpec(victim, analysis, tuple(dataset.label_names), seed)
     computed, queries = _execute(analysis, spec, units, run, executor, bar, max_consecutive_failures)
-    unit_ids = {uid for uid, _ in units}
+    unit_ids = units_and_rejected
     records, failures = _stored(analysis, run)
     records = [r for r in records if r.example_id in unit_ids]
     failures = [f for f in failures if f.example_id in unit_ids]
     summary = analysis.summarise(records, failures)
     section = analysis.section(summary, records, failures, dataset.label_names)
     result = AnalysisResult(analysis.name, run.run_id, summary, tuple(records), tuple(failures), computed,
-                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section)
+                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section, type(analysis))
     run.finish({"summary": summary.to_dict(), "computed_now": computed, "resumed": resumed, "queries_now": queries})
     return result
 
@@ -305,9 +329,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
 
     analyses = []
     for name, result in results.items():
-        from textrobust.analyses import ANALYSES
-
-        cls = ANALYSES.get(name)
+        cls = result.analysis_type
         counts = {k: getattr(result.summary, k) for k in ("units", "ok", "errors", "budget_exhausted")}
         section = dict(result.section)
         analyses.append({
@@ -349,6 +371,23 @@ def _write_outputs(out: Path, payload: Mapping[str, Any], html: bool) -> tuple[P
     return None, json_path
 
 
+def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Mapping[str, Any],
+                   length: LengthReport) -> None:
+    """``summary.json`` (every analysis's typed summary, the verdict and the run) and one
+    SVG file per figure under ``figures/``."""
+    summary = {"schema": "textrobust.summary/1", "verdict": report["verdict"], "run": report["run"],
+               "victim": report["victim"], "data": report["data"], "length_limit": length,
+               "analyses": {name: {"run_id": r.run_id, "computed_now": r.computed, "resumed": r.resumed,
+                                   "queries_now": r.queries, "summary": r.summary.to_dict()}
+                            for name, r in results.items()}}
+    (out / "summary.json").write_text(json.dumps(encode(summary), indent=2, allow_nan=False) + "\n")
+    figures = out / "figures"
+    for section in report["analyses"]:
+        for i, fig in enumerate(section.get("figures", []), 1):
+            figures.mkdir(exist_ok=True)
+            (figures / f"{section['name']}-{i}.svg").write_text(fig["svg"])
+
+
 def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Summarise the runs stored in the folder ``out`` again (the latest run of each
     analysis) and write ``report.json`` and ``report.html``; no model query is made."""
@@ -376,7 +415,7 @@ def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
             section = analysis.section(summary, records, failures, config.get("label_names", []))
             results[name] = AnalysisResult(name, run.run_id, summary, tuple(records), tuple(failures), 0,
                                            len(records) + len(failures), 0.0, sum(r.queries for r in records),
-                                           analysis.settings.to_dict(), section)
+                                           analysis.settings.to_dict(), section, type(analysis))
     if not results:
         raise StoreError(f"The run store {path} holds no analysis runs of this version of textrobust.")
     victim = VictimSource(path=str(config.get("victim")))

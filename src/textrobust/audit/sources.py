@@ -68,13 +68,21 @@ class VictimSource:
         return _LOADED[key]
 
     def portable(self) -> VictimSource:
-        """This source for another process: a folder, never an object."""
-        if self.path is None:
+        """This source for another process: a folder, or a victim object that pickles
+        (e.g. a :class:`~textrobust.victims.function.FunctionVictim` of a module-level
+        function)."""
+        if self.path is not None:
+            return VictimSource(path=self.path)
+        import pickle
+
+        try:
+            pickle.dumps(self.obj)
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
             raise ConfigError(
-                "A victim object cannot be sent to worker processes; save it as a victim folder "
-                "(textrobust.zoo) or use --executor local."
-            )
-        return VictimSource(path=self.path)
+                f"The victim object cannot be sent to worker processes ({type(exc).__name__}: {exc}); save it "
+                "as a victim folder (textrobust.zoo) or use the local executor."
+            ) from None
+        return self
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "obj": None if self.path is not None else self.obj}

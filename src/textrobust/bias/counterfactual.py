@@ -22,6 +22,9 @@ sharing the anchor word are measured on the same neighbours, and since the neigh
 does not depend on the victim either, two victims measured with the same seed see the
 same sentences. A record keeps, per pair and k, the count, sum, sum of squares, extremes
 and a fixed-bin histogram of F_soft, so B and the histograms are exact sums over records.
+Records are typed (:class:`AnchorMeasure` holding one :class:`PairMeasure` per pair, each
+holding one :class:`SoftStats` per k) and stored through the generic codec of
+:mod:`textrobust.records`.
 
 Departures: ``both_directions=True`` also uses sentences holding ``p2`` (swapped to
 ``p1``, the difference taken with the sign that keeps ``F_soft = f(.. p2 ..) - f(.. p1
@@ -57,7 +60,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Anchor",
+    "AnchorMeasure",
     "BiasConfig",
+    "PairMeasure",
+    "SoftStats",
     "bias_dataset",
     "find_anchors",
     "histogram_edges",
@@ -145,20 +151,75 @@ def histogram_edges(bins: int) -> np.ndarray:
     return np.linspace(-1.0, 1.0, bins + 1)
 
 
-def _stats(values: np.ndarray, bins: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SoftStats:
+    """F_soft over the texts of one Neighbor_k: how many, their sum and sum of squares
+    (B and its spread are exact sums over records), the extremes (NaN when there are no
+    texts) and the fixed-bin histogram as ``(bin index, count)`` pairs (bins that are
+    empty left out; see :func:`histogram_edges`)."""
+
+    count: int
+    total: float
+    total_squares: float
+    minimum: float
+    maximum: float
+    histogram: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class PairMeasure:
+    """One pair measured at one anchor: ``sign`` (+1: the sentence holds ``pair.first``),
+    ``f0 = F_soft(x0; p)`` and the whole vector of probability differences at ``x0``,
+    whether ``x0`` is in X_filter, and F_soft on Neighbor_k(x0) for k = 0..max_k
+    (``by_k[k]``)."""
+
+    pair: str
+    group: str
+    sign: int
+    f0: float
+    f0_vector: tuple[float, ...]
+    in_filter: bool
+    by_k: tuple[SoftStats, ...]
+
+
+@dataclass(frozen=True)
+class AnchorMeasure:
+    """Everything measured at one anchor (a test sentence and the position of its
+    protected word): the neighbourhood sizes per k (``sizes[k]``), the k from which
+    Neighbor_k was sampled (None: all enumerated), the histogram bins, one
+    :class:`PairMeasure` per pair, and the cost (fill-in requests, victim queries,
+    seconds). ``soft_class`` is the class whose probability is f_soft."""
+
+    anchor: str
+    example_id: str
+    position: int
+    word: str
+    text: str
+    label: int
+    soft_class: int
+    sizes: tuple[int, ...]
+    sampled_from_k: int | None
+    bins: int
+    partners: tuple[PairMeasure, ...]
+    fill_requests: int
+    queries: int
+    seconds: float
+
+
+def _stats(values: np.ndarray, bins: int) -> SoftStats:
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
-        return {"n": 0, "sum": 0.0, "sumsq": 0.0, "min": None, "max": None, "hist": {}}
+        return SoftStats(0, 0.0, 0.0, float("nan"), float("nan"), ())
     index = np.clip(np.floor((values + 1.0) / 2.0 * bins).astype(np.int64), 0, bins - 1)
     idx, counts = np.unique(index, return_counts=True)
-    return {
-        "n": int(values.size),
-        "sum": float(values.sum()),
-        "sumsq": float(np.square(values).sum()),
-        "min": float(values.min()),
-        "max": float(values.max()),
-        "hist": {str(int(i)): int(c) for i, c in zip(idx, counts)},
-    }
+    return SoftStats(
+        count=int(values.size),
+        total=float(values.sum()),
+        total_squares=float(np.square(values).sum()),
+        minimum=float(values.min()),
+        maximum=float(values.max()),
+        histogram=tuple((int(i), int(c)) for i, c in zip(idx, counts)),
+    )
 
 
 def _rng(seed: int, anchor: Anchor) -> np.random.Generator:
@@ -183,9 +244,9 @@ def measure_anchor(
     blacklist: Iterable[str] = (),
     *,
     chunk: int = 4096,
-) -> dict[str, Any]:
-    """F_soft of every pair of ``anchor`` on Neighbor_k(x0), k = 0..max_k: a JSON-ready
-    record (see the module docstring)."""
+) -> AnchorMeasure:
+    """F_soft of every pair of ``anchor`` on Neighbor_k(x0), k = 0..max_k (see the module
+    docstring)."""
     started = time.perf_counter()
     fills = neighbourhood.requests
     queries = layer.queries
@@ -205,40 +266,35 @@ def measure_anchor(
     partners = []
     for pair, sign in anchor.partners:
         word = anchor.replacement(pair, sign)
-        per_k: dict[str, Any] = {}
-        for k, texts in levels.items():
-            values = _soft_differences(layer, texts, anchor.position, word, sign, c, chunk)
-            per_k[str(k)] = _stats(values, config.bins)
+        by_k = tuple(_stats(_soft_differences(layer, levels[k], anchor.position, word, sign, c, chunk), config.bins)
+                     for k in range(config.max_k + 1))
         base = layer.probabilities([x0, x0.replace(anchor.position, word)])
         vector = (base[1] - base[0]) * sign
-        f0 = float(vector[c])
-        partners.append(
-            {
-                "pair": pair.name,
-                "group": pair.group,
-                "sign": sign,
-                "f0": f0,
-                "f0_vector": [float(v) for v in vector],
-                "in_filter": bool(np.max(np.abs(vector)) < config.eps),
-                "k": per_k,
-            }
-        )
-    return {
-        "anchor": anchor.id,
-        "example_id": anchor.example.id,
-        "position": anchor.position,
-        "word": anchor.word,
-        "text": str(anchor.example.text),
-        "label": anchor.example.label,
-        "class": c,
-        "sizes": {str(k): len(v) for k, v in levels.items()},
-        "sampled_from_k": exact + 1 if config.max_k > exact else None,
-        "bins": config.bins,
-        "partners": partners,
-        "fill_requests": neighbourhood.requests - fills,
-        "queries": layer.queries - queries,
-        "seconds": time.perf_counter() - started,
-    }
+        partners.append(PairMeasure(
+            pair=pair.name,
+            group=pair.group,
+            sign=sign,
+            f0=float(vector[c]),
+            f0_vector=tuple(float(v) for v in vector),
+            in_filter=bool(np.max(np.abs(vector)) < config.eps),
+            by_k=by_k,
+        ))
+    return AnchorMeasure(
+        anchor=anchor.id,
+        example_id=anchor.example.id,
+        position=anchor.position,
+        word=anchor.word,
+        text=str(anchor.example.text),
+        label=anchor.example.label,
+        soft_class=c,
+        sizes=tuple(len(levels[k]) for k in range(config.max_k + 1)),
+        sampled_from_k=exact + 1 if config.max_k > exact else None,
+        bins=config.bins,
+        partners=tuple(partners),
+        fill_requests=neighbourhood.requests - fills,
+        queries=layer.queries - queries,
+        seconds=time.perf_counter() - started,
+    )
 
 
 def _soft_differences(
@@ -253,9 +309,11 @@ def _soft_differences(
     return out
 
 
-def stored_bias_records(run: Run) -> list[dict[str, Any]]:
-    """The anchor records of ``run`` (error records left out), in order."""
-    return [dict(r.payload) for r in run.results() if "partners" in r.payload]
+def stored_bias_records(run: Run) -> list[AnchorMeasure]:
+    """The anchor records of ``run`` (failed units left out, by the store's own flag), in order."""
+    from textrobust.records import decode
+
+    return [decode(AnchorMeasure, r.payload) for r in run.results() if not r.failed]
 
 
 def bias_dataset(
@@ -270,7 +328,7 @@ def bias_dataset(
     progress: Progress | None = None,
     description: str = "bias",
     on_anchors: Callable[[int], None] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[AnchorMeasure], dict[str, Any]]:
     """Measure every anchor of ``dataset`` not yet in ``run`` (each recorded when done);
     return all stored records and the summary of :func:`textrobust.bias.report.bias_table`.
 
@@ -278,6 +336,7 @@ def bias_dataset(
     protected group.
     """
     from textrobust.bias.report import bias_table
+    from textrobust.records import encode
     from textrobust.runner import run_examples
 
     config = config or BiasConfig()
@@ -288,7 +347,7 @@ def bias_dataset(
         on_anchors(len(anchors))
 
     def work(anchor: Anchor) -> Mapping[str, Any]:
-        return measure_anchor(anchor, layer, neighbourhood, config, banned)
+        return encode(measure_anchor(anchor, layer, neighbourhood, config, banned))
 
     stats = run_examples(
         run,

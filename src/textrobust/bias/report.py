@@ -6,21 +6,25 @@ k = 0..3 on ``X_test`` and on ``X_filter``, the counts of Table 5 (original sent
 k = 0 and perturbed sentences at the largest k, in ``X_filter``), the histograms of
 ``F_soft`` (Figure 6, left and middle) and ``B`` against k (Figure 5 and Figure 6, right).
 
-Everything here is a pure function of the stored records
-(:func:`textrobust.bias.counterfactual.measure_anchor`), except :func:`write_bias_report`
-which writes JSON, Markdown and PNG/SVG figures (matplotlib, imported there).
+Everything here is a pure function of the typed anchor records
+(:class:`~textrobust.bias.counterfactual.AnchorMeasure`), except :func:`write_bias_report`
+which writes JSON, Markdown and PNG/SVG files (matplotlib, imported there; the ``bias``
+analysis puts the same tables and figures in the audit report instead).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from textrobust.bias.counterfactual import AnchorMeasure, PairMeasure
 
 __all__ = ["SUBSETS", "PairRow", "bias_table", "markdown_table", "pair_histogram", "write_bias_report"]
 
@@ -60,30 +64,29 @@ def _json_float(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _partners(records: Iterable[Mapping[str, Any]]) -> Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+def _partners(records: Iterable[AnchorMeasure]) -> Iterable[tuple[AnchorMeasure, PairMeasure]]:
     for record in records:
-        for partner in record.get("partners", ()):
+        for partner in record.partners:
             yield record, partner
 
 
-def bias_table(records: Sequence[Mapping[str, Any]], *, max_k: int) -> list[PairRow]:
+def bias_table(records: Sequence[AnchorMeasure], *, max_k: int) -> list[PairRow]:
     """B_{p,k} per pair, k = 0..max_k, on X_test and X_filter; pairs sorted by group, then
     by how many test sentences they have (most first)."""
     acc: dict[str, dict[str, Any]] = {}
     for _, partner in _partners(records):
-        entry = acc.setdefault(partner["pair"], {"group": partner["group"], "originals": dict.fromkeys(SUBSETS, 0),
-                                                 "n": {}, "sum": {}, "sumsq": {}})
-        subsets = ("test", "filter") if partner["in_filter"] else ("test",)
+        entry = acc.setdefault(partner.pair, {"group": partner.group, "originals": dict.fromkeys(SUBSETS, 0),
+                                              "n": {}, "sum": {}, "sumsq": {}})
+        subsets = ("test", "filter") if partner.in_filter else ("test",)
         for subset in subsets:
             entry["originals"][subset] += 1
-            for k_text, stats in partner["k"].items():
-                k = int(k_text)
+            for k, stats in enumerate(partner.by_k):
                 if k > max_k:
                     continue
                 key = (subset, k)
-                entry["n"][key] = entry["n"].get(key, 0) + int(stats["n"])
-                entry["sum"][key] = entry["sum"].get(key, 0.0) + float(stats["sum"])
-                entry["sumsq"][key] = entry["sumsq"].get(key, 0.0) + float(stats["sumsq"])
+                entry["n"][key] = entry["n"].get(key, 0) + stats.count
+                entry["sum"][key] = entry["sum"].get(key, 0.0) + stats.total
+                entry["sumsq"][key] = entry["sumsq"].get(key, 0.0) + stats.total_squares
     rows = []
     for pair, entry in acc.items():
         texts: dict[str, dict[int, int]] = {s: {} for s in SUBSETS}
@@ -105,25 +108,23 @@ def bias_table(records: Sequence[Mapping[str, Any]], *, max_k: int) -> list[Pair
 
 
 def pair_histogram(
-    records: Sequence[Mapping[str, Any]], pair: str, k: int, *, subset: str = "filter", bins: int | None = None
+    records: Sequence[AnchorMeasure], pair: str, k: int, *, subset: str = "filter", bins: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(edges, counts) of F_soft for ``pair`` at distance ``k`` on ``subset``, on the fixed
     bins the records were made with (``bins`` only for records that do not say)."""
     from textrobust.bias.counterfactual import BiasConfig, histogram_edges
     from textrobust.errors import ConfigError
 
-    sizes = {int(r.get("bins") or bins or BiasConfig().bins) for r in records}
+    sizes = {int(r.bins or bins or BiasConfig().bins) for r in records}
     if len(sizes) > 1:
         raise ConfigError(f"The records were made with different histogram bins {sorted(sizes)}; measure them alike.")
     n_bins = sizes.pop() if sizes else int(bins or BiasConfig().bins)
     counts = np.zeros(n_bins, dtype=np.int64)
     for _, partner in _partners(records):
-        if partner["pair"] != pair or (subset == "filter" and not partner["in_filter"]):
+        if partner.pair != pair or (subset == "filter" and not partner.in_filter) or k >= len(partner.by_k):
             continue
-        stats = partner["k"].get(str(k))
-        if stats:
-            for index, count in stats["hist"].items():
-                counts[int(index)] += int(count)
+        for index, count in partner.by_k[k].histogram:
+            counts[index] += count
     return histogram_edges(n_bins), counts
 
 
@@ -144,7 +145,7 @@ def markdown_table(rows: Sequence[PairRow], *, max_k: int, subset: str = "filter
 
 
 def write_bias_report(
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[AnchorMeasure],
     out: Path,
     *,
     max_k: int,
@@ -208,7 +209,7 @@ def _plot_b_vs_k(rows: Sequence[PairRow], out: Path, max_k: int, title: str, for
 
 
 def _plot_histograms(
-    records: Sequence[Mapping[str, Any]], rows: Sequence[PairRow], out: Path, max_k: int, bins: int | None,
+    records: Sequence[AnchorMeasure], rows: Sequence[PairRow], out: Path, max_k: int, bins: int | None,
     formats: Sequence[str],
 ) -> dict[str, str]:
     import matplotlib

@@ -61,6 +61,12 @@ Workers = Annotated[Optional[int], typer.Option("--workers", help="Worker proces
                                                 "number of cores).", rich_help_panel=_RUN)]
 Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: 'auto' or a head address; "
                                                 "default: a local Ray instance.", rich_help_panel=_RUN)]
+MaxWords = Annotated[Optional[int], typer.Option("--max-words", help="Longest text analysed, in words per "
+                                                "column (default: what the victim reads, e.g. 128).",
+                                                rich_help_panel=_DATA)]
+LengthPolicyOpt = Annotated[str, typer.Option("--length-policy", help="Longer texts: truncate (cut, noted in "
+                                              "summary.json) or error (an error record each).",
+                                              rich_help_panel=_DATA)]
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bars.", rich_help_panel=_RUN)]
 
 
@@ -74,7 +80,8 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "text_column": (TextColumn, None), "label_column": (LabelColumn, None), "pair_column": (PairColumn, None),
     "label_names": (LabelNames, None), "skip_bad_rows": (SkipBadRows, False), "encoding": (Encoding, None),
     "file_format": (FileFormatOpt, None), "label_map": (LabelMap, None),
-    "labels_by_position": (LabelsByPosition, False),
+    "labels_by_position": (LabelsByPosition, False), "max_words": (MaxWords, None),
+    "length_policy": (LengthPolicyOpt, "truncate"),
     "resume": (Resume, False), "seed": (Seed, 0), "executor": (Executor, "local"), "workers": (Workers, None),
     "address": (Address, None), "quiet": (Quiet, False),
 }

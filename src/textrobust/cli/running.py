@@ -70,9 +70,10 @@ def stored_options(out: Path, kind: str) -> dict[str, Any]:
 
 
 def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user typed option ``name`` (compared by name: typer may bundle its own
+    copy of click's ParameterSource enum)."""
     source = ctx.get_parameter_source(name)
-    return source is not None and source not in (click.core.ParameterSource.DEFAULT,
-                                                 click.core.ParameterSource.DEFAULT_MAP)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def data_options(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,7 +123,8 @@ def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], 
             label_map=parse_label_map(params.get("label_map")),
             labels_by_position=bool(params.get("labels_by_position")), resume=bool(params.get("resume")),
             executor=params.get("executor", "local"), workers=params.get("workers"), address=params.get("address"),
-            seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title)
+            seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title,
+            max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"))
     except TextRobustError as exc:
         fail(type(exc)(_cli_message(str(exc))))
     except KeyboardInterrupt:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from textrobust.cli.common import console, fail
-from textrobust.errors import TextRobustError
+from textrobust.errors import ConfigError, TextRobustError
 
 if TYPE_CHECKING:
     from textrobust.zoo.cards import VictimCard
@@ -30,9 +30,18 @@ def train(
     """Train a victim of the zoo and save it (safetensors + JSON config + model card)."""
     from textrobust.zoo import ZOO, train_victim
 
+    from textrobust.cli.running import check_out, check_seed
+
     if arch not in ZOO:
         fail(TextRobustError(f"Unknown architecture '{arch}'. Known: {', '.join(ZOO.names())}."))
     try:
+        check_seed(seed)
+        if seed > 2**32 - 1:  # numpy's and torch's seeding take 32 bits
+            raise ConfigError(f"The '--seed' option of train must be from 0 to 2^32-1. Got {seed} instead.")
+        if epochs is not None and epochs < 1:
+            raise ConfigError(f"The '--epochs' option must be 1 or more. Got {epochs} instead.")
+        if out is not None:
+            check_out(out)
         trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs)
     except TextRobustError as exc:
         fail(exc)

@@ -1,5 +1,5 @@
-"""The robustness-radius analysis over a data set: bounds per example, Tables 2 and 3,
-Figure 4's curves, and the PR metric (Figure 5), resumable through the run store.
+"""The robustness-radius analysis of one example at a time, its typed results, and the
+pure tables over them: Tables 2 and 3, Figure 4's curves, and the PR metric (Figure 5).
 
 Yang, Huang, Ma, Cao, Zhang, Zhang and Li, "Quantifying Robustness to Adversarial Word
 Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt), Experiments.
@@ -34,15 +34,22 @@ Departures from the paper's setup: WordNet synonyms replace HowNet (see
 :mod:`~textrobust.radius.synonyms`); the victims are the project's own small models
 trained on the bundled Rotten Tomatoes snippets; examples the victim gets wrong are
 skipped (as the paper attacks only correctly classified texts).
+
+Results are frozen dataclasses (:class:`RadiusResult`, :class:`PRResult`) and every table
+is a pure function of them returning frozen rows. Running over a data set (store, resume,
+executors, report) is :mod:`textrobust.audit`'s job: the analyses ``radius`` and ``pr`` of
+:mod:`textrobust.analyses.radius` adapt these classes to its protocol.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -50,37 +57,45 @@ from pydantic import Field, field_validator, model_validator
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import CandidateSource, Problem, Search
 from textrobust.config import Config
-from textrobust.data.examples import Dataset, Example
+from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.radius.cap import ModificationCap, modification_cap
 from textrobust.radius.pdp import PseudoDynamicProgramming
-from textrobust.radius.pr import PRConfig, estimate_pr
-from textrobust.radius.prover import ExhaustiveProver, Sensitivity, Verdict, sensitivity_order
+from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr
+from textrobust.radius.prover import ExhaustiveProver, Proof, Sensitivity, Verdict, sensitivity_order
 from textrobust.radius.space import PerturbationSpace, SpaceSource, build_space, space_rng
 from textrobust.radius.synonyms import CleanedSynonyms
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
-if TYPE_CHECKING:
-    from rich.progress import Progress
-
-    from textrobust.store import Run
-
 __all__ = [
     "METHODS",
+    "Bounds",
+    "BoundsSummary",
+    "MethodOutcome",
+    "MethodRow",
+    "OptimalityRow",
     "PRAnalysis",
+    "PRResult",
     "PRSettings",
+    "PRStats",
+    "ProverOutcome",
     "RadiusAnalysis",
+    "RadiusResult",
+    "RadiusRow",
     "RadiusSettings",
+    "RadiusVerdict",
+    "SpaceInfo",
+    "Throughput",
+    "YieldCurves",
     "attack_table",
     "bounds_summary",
     "certified_table",
+    "falsified_share",
     "optimality_table",
     "pr_summary",
     "probe_texts",
     "raw_forward_speed",
-    "run_pr",
-    "run_radius",
     "space_of",
     "throughput_summary",
     "yield_curves",
@@ -165,14 +180,150 @@ def _source(settings: SpaceSettings, source: CandidateSource | None) -> Candidat
     return CleanedSynonyms(eta=settings.eta, min_cos=settings.min_cos, skip_stop_words=settings.skip_stop_words)
 
 
-def _space_payload(space: PerturbationSpace, radii: Sequence[int]) -> dict[str, Any]:
-    return {
-        "positions": list(space.positions),
-        "candidates": {str(p): list(s) for p, s in space.candidate_sets().items()},
-        "size": str(space.size()),
-        "log10_size": space.log10_size(),
-        "size_by_radius": {str(r): str(space.size(r)) for r in radii},
-    }
+# ---- typed results ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SpaceInfo:
+    """``Omega(X)`` of one example: the perturbable positions ``P`` and their substitutes
+    (``S(X, p)`` without the original word), the exact size of ``Omega(X)`` and of
+    ``Omega_r`` for ``r = 1 .. max_radius``, and the seconds it took to build."""
+
+    positions: tuple[int, ...]
+    substitutes: tuple[tuple[str, ...], ...]
+    size: int
+    log10_size: float
+    size_by_radius: tuple[int, ...]
+    seconds: float
+
+    @property
+    def m(self) -> int:
+        """``|P|``."""
+        return len(self.positions)
+
+
+@dataclass(frozen=True)
+class MethodOutcome:
+    """One attack method on one example (a row of Table 2's raw data): whether it found
+    an adversarial example within the cap, with how many substituted words (``l0``) and
+    which share of the modifiable words (``fraction``), at what cost."""
+
+    success: bool
+    l0: int | None
+    fraction: float | None
+    seconds: float
+    queries: int
+    perturbed: Text | None
+
+
+@dataclass(frozen=True)
+class RadiusVerdict:
+    """The verdict for ``Omega_r`` of the combined procedure: ``by`` PDP (its example has at
+    most ``r`` words: found) or the prover; ``seconds`` to the verdict, PDP's included."""
+
+    r: int
+    verdict: Verdict
+    by: str
+    seconds: float
+    checked: int | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Bounds on the maximum robustness radius ``R`` of one example: ``lower`` = the largest
+    certified ``r``; ``upper`` = (fewest words of a known adversarial example) - 1, None
+    when none is known; ``robust_everywhere``: the prover checked all of ``Omega(X)``."""
+
+    lower: int
+    upper: int | None
+    exact: bool
+    robust_everywhere: bool
+
+
+@dataclass(frozen=True)
+class ProverOutcome:
+    """What the prover did on one example: the position order, its proofs for ``r >= 1``,
+    the verdict per ``r`` of Table 3, the bounds, and its cost (texts checked, seconds,
+    seconds inside the victim's forward passes)."""
+
+    order: Sensitivity
+    order_positions: tuple[int, ...]
+    proofs: tuple[Proof, ...]
+    verdicts: tuple[RadiusVerdict, ...]
+    bounds: Bounds
+    checked: int
+    seconds: float
+    forward_seconds: float
+
+    def verdict(self, r: int) -> RadiusVerdict | None:
+        return next((v for v in self.verdicts if v.r == r), None)
+
+
+@dataclass(frozen=True)
+class RadiusResult:
+    """The radius analysis of one example (``text``). A misclassified example is skipped
+    (only the prediction is recorded); otherwise ``cap`` = ``floor(tau n)``, the space, one
+    :class:`MethodOutcome` per method and, when the prover ran, its outcome. ``queries``:
+    texts sent to the victim by every query layer of the example (the prediction, each
+    method, the prover)."""
+
+    example_id: str
+    text: Text
+    label: int
+    words: int
+    predicted: int
+    queries: int
+    cap: int | None = None
+    space: SpaceInfo | None = None
+    methods: dict[str, MethodOutcome] | None = None
+    prover: ProverOutcome | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.predicted == self.label
+
+    @property
+    def skipped(self) -> bool:
+        return not self.correct
+
+    @property
+    def attacked(self) -> bool:
+        return self.methods is not None
+
+    def outcome(self, method: str) -> MethodOutcome | None:
+        return None if self.methods is None else self.methods.get(method)
+
+    def succeeded(self, method: str, within: int | None = None) -> bool:
+        """Whether ``method`` found an adversarial example (with at most ``within`` words)."""
+        o = self.outcome(method)
+        return o is not None and o.success and o.l0 is not None and (within is None or o.l0 <= within)
+
+
+@dataclass(frozen=True)
+class PRResult:
+    """PR of one example: skipped when misclassified, else ``m`` = ``|P|`` and the estimate;
+    ``queries``: texts sent to the victim (the prediction and the samples)."""
+
+    example_id: str
+    label: int
+    words: int
+    predicted: int
+    queries: int
+    m: int | None = None
+    estimate: PREstimate | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.predicted == self.label
+
+    @property
+    def skipped(self) -> bool:
+        return not self.correct
+
+
+# ---- the analyses of one example ----------------------------------------------------------------
+def _space_info(space: PerturbationSpace, radii: Sequence[int], seconds: float) -> SpaceInfo:
+    return SpaceInfo(space.positions, space.substitutes, space.size(), space.log10_size(),
+                     tuple(space.size(r) for r in radii), seconds)
 
 
 class RadiusAnalysis:
@@ -195,9 +346,7 @@ class RadiusAnalysis:
         self.settings = settings or RadiusSettings()
         self.source = _source(self.settings, source)
         self.batch_size = batch_size
-        s = self.settings
-        self.prover = ExhaustiveProver(batch_size=s.prover_batch)
-        self.queries = 0  # queries sent by every layer of this analysis (for progress bars)
+        self.prover = ExhaustiveProver(batch_size=self.settings.prover_batch)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -226,48 +375,36 @@ class RadiusAnalysis:
     def space(self, text: Text) -> PerturbationSpace:
         return build_space(text, self.source)
 
-    def _gradients(self, label: int) -> Any:
+    def _gradients(self, label: int) -> Callable[[Text], np.ndarray] | None:
         victim = self.victim
         if not (getattr(victim, "capabilities", None) and victim.capabilities.gradients):
             return None
         return lambda text: np.asarray(victim.word_gradients([text], [label])[0])
 
-    def analyse(self, example: Example) -> dict[str, Any]:
-        """The JSON-ready record of one example (see the module docstring)."""
+    def analyse(self, example: Example) -> RadiusResult:
+        """The result of one example (see the module docstring)."""
         s = self.settings
         x, label = example.text, example.label
         probe = QueryLayer(self.victim, batch_size=self.batch_size)
-        probs = probe.probabilities([x])[0]
-        self.queries += probe.queries
-        record: dict[str, Any] = {
-            "example_id": example.id,
-            "label": label,
-            "words": len(x.modifiable),
-            "predicted": int(probs.argmax()),
-            "correct": bool(int(probs.argmax()) == label),
-        }
-        if not record["correct"]:
-            record["skipped"] = True
-            return record
+        predicted = int(probe.probabilities([x])[0].argmax())
+        queries = probe.queries
+        words = len(x.modifiable)
+        if predicted != label:
+            return RadiusResult(example.id, x, label, words, predicted, queries)
         started = time.perf_counter()
         space = self.space(x)
         radii = list(range(1, s.max_radius + 1))
-        record.update(
-            {
-                "skipped": False,
-                "cap": modification_cap(x, s.tau),
-                "m": space.m,
-                "space": _space_payload(space, radii),
-                "space_seconds": time.perf_counter() - started,
-            }
-        )
-        methods: dict[str, Any] = {}
+        info = _space_info(space, radii, time.perf_counter() - started)
+        methods: dict[str, MethodOutcome] = {}
         for method in s.methods:
-            methods[method] = self._attack(method, x, label, space)
-        record["methods"] = methods
+            methods[method], spent = self._attack(method, x, label, space)
+            queries += spent
+        prover = None
         if s.prover:
-            record.update(self._prove(x, label, space, methods["pdp"]))
-        return record
+            prover, spent = self._prove(x, label, space, methods["pdp"])
+            queries += spent
+        return RadiusResult(example.id, x, label, words, predicted, queries, modification_cap(x, s.tau), info,
+                            methods, prover)
 
     def _problem(self, layer: QueryLayer, x: Text, label: int, space: PerturbationSpace) -> Problem:
         return Problem(
@@ -278,24 +415,24 @@ class RadiusAnalysis:
             gradients=self._gradients(label),
         )
 
-    def _attack(self, method: str, x: Text, label: int, space: PerturbationSpace) -> dict[str, Any]:
-        layer = QueryLayer(self.victim, batch_size=self.batch_size)
+    def _attack(self, method: str, x: Text, label: int, space: PerturbationSpace) -> tuple[MethodOutcome, int]:
+        layer = QueryLayer(self.victim, batch_size=self.batch_size)  # fresh: no method profits from another's cache
         started = time.perf_counter()
         outcome = self.search(method).search(x, self._problem(layer, x, label, space))
         seconds = time.perf_counter() - started
-        self.queries += layer.queries
         l0 = x.l0(outcome.best)
         words = len(x.modifiable)
-        return {
-            "success": bool(outcome.success),
-            "l0": l0 if outcome.success else None,
-            "fraction": (l0 / words if words else 0.0) if outcome.success else None,
-            "seconds": seconds,
-            "queries": layer.queries,
-            "perturbed": list(outcome.best.columns) if outcome.success else None,
-        }
+        success = bool(outcome.success)
+        return MethodOutcome(
+            success=success,
+            l0=l0 if success else None,
+            fraction=(l0 / words if words else 0.0) if success else None,
+            seconds=seconds,
+            queries=layer.queries,
+            perturbed=outcome.best if success else None,
+        ), layer.queries
 
-    def _prove(self, x: Text, label: int, space: PerturbationSpace, pdp: Mapping[str, Any]) -> dict[str, Any]:
+    def _prove(self, x: Text, label: int, space: PerturbationSpace, pdp: MethodOutcome) -> tuple[ProverOutcome, int]:
         s = self.settings
         layer = QueryLayer(self.victim, batch_size=s.prover_batch, cache_size=0)
         goal = UntargetedClassification(layer, label)
@@ -305,7 +442,7 @@ class RadiusAnalysis:
         if order_method is Sensitivity.AUTO:
             order_method = Sensitivity.GRADIENT if gradients is not None else Sensitivity.DELETE
         order = sensitivity_order(space, order_method, evaluate=goal.evaluate, gradients=gradients)
-        upper_pdp = pdp["l0"] if pdp["success"] else None
+        upper_pdp = pdp.l0 if pdp.success else None
         top = s.max_radius if upper_pdp is None else min(s.max_radius, upper_pdp - 1)
         ordering = time.perf_counter() - started
         limit = None if s.time_limit is None else max(s.time_limit - ordering, 1e-3)
@@ -313,44 +450,34 @@ class RadiusAnalysis:
         proofs = self.prover.prove_radii(space, goal.evaluate, top, order=order, time_limit=limit) if top >= 1 else []
         prover_seconds = time.perf_counter() - started
         stats = layer.stats().minus(stats_before)
-        self.queries += layer.queries
         by_radius = {p.radius: p for p in proofs}
         verdicts = []
         for r in range(1, s.max_radius + 1):
             if upper_pdp is not None and r >= upper_pdp:
-                verdicts.append({"r": r, "verdict": Verdict.FOUND.value, "by": "pdp", "seconds": pdp["seconds"]})
+                verdicts.append(RadiusVerdict(r, Verdict.FOUND, "pdp", pdp.seconds))
                 continue
             proof = by_radius[r]
-            verdicts.append(
-                {
-                    "r": r,
-                    "verdict": proof.verdict.value,
-                    "by": "prover",
-                    "seconds": pdp["seconds"] + ordering + proof.seconds,
-                    "checked": proof.checked,
-                    "reason": proof.reason,
-                }
-            )
+            verdicts.append(RadiusVerdict(r, proof.verdict, "prover", pdp.seconds + ordering + proof.seconds,
+                                          proof.checked, proof.reason))
         found_l0 = [p.adversarial_l0 for p in proofs if p.verdict is Verdict.FOUND and p.adversarial_l0 is not None]
         if upper_pdp is not None:
             found_l0.append(upper_pdp)
         certified = [p.radius for p in proofs if p.verdict is Verdict.CERTIFIED]
         lower = max(certified, default=0)
         upper = min(found_l0) - 1 if found_l0 else None
-        checked = max((p.checked for p in proofs), default=0)
+        # robust_everywhere: the prover checked all of Omega(X) (m <= max_radius): R is unbounded
         everywhere = any(p.verdict is Verdict.CERTIFIED and p.size == space.size() for p in proofs)
-        return {
-            "order": order_method.value,
-            "order_positions": list(order),
-            "prover": [p.to_dict() for p in proofs if p.radius >= 1],
-            "verdicts": verdicts,
-            # robust_everywhere: the prover checked all of Omega(X) (m <= max_radius): R is unbounded
-            "bounds": {"lower": lower, "upper": upper, "exact": upper is not None and lower == upper,
-                       "robust_everywhere": everywhere},
-            "prover_checked": checked,
-            "prover_seconds": prover_seconds,
-            "prover_forward_seconds": stats.forward_seconds,
-        }
+        outcome = ProverOutcome(
+            order=order_method,
+            order_positions=tuple(order),
+            proofs=tuple(p for p in proofs if p.radius >= 1),
+            verdicts=tuple(verdicts),
+            bounds=Bounds(lower, upper, upper is not None and lower == upper, everywhere),
+            checked=max((p.checked for p in proofs), default=0),
+            seconds=prover_seconds,
+            forward_seconds=stats.forward_seconds,
+        )
+        return outcome, layer.queries
 
 
 class PRAnalysis:
@@ -368,130 +495,95 @@ class PRAnalysis:
         self.settings = settings or PRSettings()
         self.source = _source(self.settings, source)
         self.cache_size = cache_size
-        self.queries = 0
 
     def describe(self) -> dict[str, Any]:
+        config = self.settings.pr_config()
         return {"settings": self.settings.to_dict(), "source": repr(self.source),
-                "samples": self.settings.pr_config().sample_size(),
-                "guaranteed": self.settings.pr_config().guaranteed()}
+                "samples": config.sample_size(), "guaranteed": config.guaranteed()}
 
-    def analyse(self, example: Example) -> dict[str, Any]:
+    def analyse(self, example: Example) -> PRResult:
+        """The PR of one example."""
         s = self.settings
         x, label = example.text, example.label
         layer = QueryLayer(self.victim, batch_size=s.batch_size, cache_size=self.cache_size)
-        probs = layer.probabilities([x])[0]
-        record: dict[str, Any] = {
-            "example_id": example.id,
-            "label": label,
-            "words": len(x.modifiable),
-            "predicted": int(probs.argmax()),
-            "correct": bool(int(probs.argmax()) == label),
-        }
-        if not record["correct"]:
-            self.queries += layer.queries
-            record["skipped"] = True
-            return record
+        predicted = int(layer.probabilities([x])[0].argmax())
+        words = len(x.modifiable)
+        if predicted != label:
+            return PRResult(example.id, label, words, predicted, layer.queries)
         space = build_space(x, self.source)
         goal = UntargetedClassification(layer, label)
         estimate = estimate_pr(space, goal.evaluate, space_rng(s.seed, x), s.pr_config())
-        self.queries += layer.queries
-        record.update({"skipped": False, "m": space.m, "pr": estimate.to_dict()})
-        return record
+        return PRResult(example.id, label, words, predicted, layer.queries, space.m, estimate)
 
 
-# ---- runs through the store ---------------------------------------------------------------
-def _run(analysis: RadiusAnalysis | PRAnalysis, dataset: Dataset | Sequence[Example], run: Run,
-         progress: Progress | None, description: str) -> list[dict[str, Any]]:
-    from textrobust.runner import run_examples
-
-    examples = list(dataset)
-    run_examples(run, [(e.id, e) for e in examples], analysis.analyse, progress=progress,
-                 description=description, queries=lambda: analysis.queries)
-    return [r.payload for r in run.results() if "example_id" in r.payload]
+# ---- pure tables ----------------------------------------------------------------------------------
+def _attacked(results: Sequence[RadiusResult]) -> list[RadiusResult]:
+    return [r for r in results if not r.skipped and r.attacked]
 
 
-def run_radius(
-    analysis: RadiusAnalysis,
-    dataset: Dataset | Sequence[Example],
-    run: Run,
-    *,
-    progress: Progress | None = None,
-    description: str = "radius",
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Analyse every example not yet in ``run``; return every stored record and the
-    summary (Table 2, Table 3, bounds, Figure 4's curves, prover throughput)."""
-    records = _run(analysis, dataset, run, progress, description)
-    s = analysis.settings
-    summary: dict[str, Any] = {
-        "examples": len(records),
-        "errors": len(run.failed_ids()),
-        "attacked": sum(1 for r in records if not r.get("skipped")),
-        "table2": attack_table(records, s.methods),
-        "curves": yield_curves(records, s.methods, s.max_radius),
-    }
-    if s.prover:
-        summary["table3"] = certified_table(records, s.max_radius)
-        summary["bounds"] = bounds_summary(records)
-        summary["optimality"] = optimality_table(records, s.methods)
-        summary["throughput"] = throughput_summary(records)
-    return records, summary
-
-
-def run_pr(
-    analysis: PRAnalysis,
-    dataset: Dataset | Sequence[Example],
-    run: Run,
-    *,
-    progress: Progress | None = None,
-    description: str = "pr",
-    threshold: float = 0.9,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """PR for every example not yet in ``run``; every stored record and the summary."""
-    records = _run(analysis, dataset, run, progress, description)
-    summary = {"examples": len(records), "errors": len(run.failed_ids()), **pr_summary(records, threshold)}
-    return records, summary
-
-
-# ---- pure summaries -------------------------------------------------------------------------
-def _attacked(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in records if not r.get("skipped") and "methods" in r]
+def _proven(results: Sequence[RadiusResult]) -> list[tuple[RadiusResult, ProverOutcome]]:
+    return [(r, r.prover) for r in _attacked(results) if r.prover is not None]
 
 
 def _mean(values: Sequence[float]) -> float:
     return float(statistics.fmean(values)) if values else math.nan
 
 
-def attack_table(records: Sequence[Mapping[str, Any]], methods: Sequence[str] = METHODS) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MethodRow:
+    """Table 2, one method: ``succ`` successes (``succ_rate`` of the attacked examples),
+    ``wins``, ``percent_substituted`` (%S), and the mean words, queries and seconds."""
+
+    method: str
+    succ: int
+    succ_rate: float
+    wins: int
+    percent_substituted: float
+    mean_l0: float
+    mean_seconds: float
+    mean_queries: float
+
+
+def attack_table(results: Sequence[RadiusResult], methods: Sequence[str] = METHODS) -> tuple[MethodRow, ...]:
     """Table 2: for each method, #Succ (and its rate), #Win and %S over the attacked
     examples. A *win* is a success with strictly fewer substitutions than every other
     method (a failure counts as infinitely many), so a method alone in succeeding wins;
     %S is the mean share of substituted words over the method's successes, in percent."""
-    rows = _attacked(records)
-    out: dict[str, Any] = {"attacks": len(rows), "methods": {}}
+    rows = _attacked(results)
+    table = []
     for method in methods:
-        succ = [r for r in rows if r["methods"].get(method, {}).get("success")]
+        ran = [(r, o) for r in rows if (o := r.outcome(method)) is not None]
+        succ = [(r, o) for r, o in ran if o.success and o.l0 is not None]
         wins = 0
-        for r in succ:
-            mine = r["methods"][method]["l0"]
-            others = [
-                o["l0"] if o.get("success") else math.inf
-                for name, o in r["methods"].items()
-                if name != method and name in methods
-            ]
-            wins += all(mine < other for other in others)
-        out["methods"][method] = {
-            "succ": len(succ),
-            "succ_rate": len(succ) / len(rows) if rows else math.nan,
-            "wins": wins,
-            "percent_substituted": 100.0 * _mean([r["methods"][method]["fraction"] for r in succ]),
-            "mean_l0": _mean([r["methods"][method]["l0"] for r in succ]),
-            "mean_seconds": _mean([r["methods"][method]["seconds"] for r in rows if method in r["methods"]]),
-            "mean_queries": _mean([r["methods"][method]["queries"] for r in rows if method in r["methods"]]),
-        }
-    return out
+        for r, mine in succ:
+            others = [o.l0 if o.success and o.l0 is not None else math.inf
+                      for name, o in (r.methods or {}).items() if name != method and name in methods]
+            wins += all(mine.l0 < other for other in others)  # type: ignore[operator]  # l0 is set on success
+        table.append(MethodRow(
+            method=method,
+            succ=len(succ),
+            succ_rate=len(succ) / len(rows) if rows else math.nan,
+            wins=wins,
+            percent_substituted=100.0 * _mean([o.fraction for _, o in succ if o.fraction is not None]),
+            mean_l0=_mean([o.l0 for _, o in succ if o.l0 is not None]),
+            mean_seconds=_mean([o.seconds for _, o in ran]),
+            mean_queries=_mean([o.queries for _, o in ran]),
+        ))
+    return tuple(table)
 
 
-def optimality_table(records: Sequence[Mapping[str, Any]], methods: Sequence[str] = METHODS) -> dict[str, Any]:
+@dataclass(frozen=True)
+class OptimalityRow:
+    """One attack method against the prover (see :func:`optimality_table`)."""
+
+    method: str
+    exact: int
+    optimal: int
+    missed: int
+    violations: int
+
+
+def optimality_table(results: Sequence[RadiusResult], methods: Sequence[str] = METHODS) -> tuple[OptimalityRow, ...]:
     """How each attack method compares with the prover, per method:
 
     - ``optimal``: successes whose count equals the true minimum, among ``exact`` (the
@@ -501,144 +593,241 @@ def optimality_table(records: Sequence[Mapping[str, Any]], methods: Sequence[str
     - ``violations``: successes with no more words than a certified radius, which a
       sound prover makes impossible (must be 0).
     """
-    rows = [r for r in _attacked(records) if "bounds" in r]
-    out: dict[str, Any] = {"examples": len(rows)}
+    rows = _proven(results)
+    table = []
     for method in methods:
         exact = optimal = missed = violations = 0
-        for r in rows:
-            result = r["methods"].get(method)
+        for r, prover in rows:
+            result = r.outcome(method)
             if result is None:
                 continue
-            bounds = r["bounds"]
-            if result["success"]:
-                violations += result["l0"] <= bounds["lower"]
-                if bounds["exact"]:
+            bounds = prover.bounds
+            if result.success and result.l0 is not None:
+                violations += result.l0 <= bounds.lower
+                if bounds.exact and bounds.upper is not None:
                     exact += 1
-                    optimal += result["l0"] == bounds["upper"] + 1
+                    optimal += result.l0 == bounds.upper + 1
             else:
-                known = [o["l0"] for o in r["methods"].values() if o.get("success")]
-                known += [p["adversarial_l0"] for p in r.get("prover", ()) if p["verdict"] == Verdict.FOUND.value]
-                missed += any(k is not None and k <= r["cap"] for k in known)
-        out[method] = {"exact": exact, "optimal": optimal, "missed": missed, "violations": violations}
-    return out
+                known = [o.l0 for o in (r.methods or {}).values() if o.success]
+                known += [p.adversarial_l0 for p in prover.proofs if p.verdict is Verdict.FOUND]
+                missed += any(k is not None and r.cap is not None and k <= r.cap for k in known)
+        table.append(OptimalityRow(method, exact, optimal, missed, violations))
+    return tuple(table)
 
 
-def certified_table(records: Sequence[Mapping[str, Any]], max_radius: int = 4) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RadiusRow:
+    """Table 3, one radius ``r``: how many of the ``examples`` were found (an adversarial
+    example in ``Omega_r``), certified or unknown, their shares in percent, and the mean
+    seconds to each verdict."""
+
+    r: int
+    examples: int
+    found: int
+    certified: int
+    unknown: int
+    found_pct: float
+    certified_pct: float
+    unknown_pct: float
+    found_seconds: float
+    certified_seconds: float
+    unknown_seconds: float
+
+
+def certified_table(results: Sequence[RadiusResult], max_radius: int = 4) -> tuple[RadiusRow, ...]:
     """Table 3: for each ``r``, the share of examples found (%F), certified (%C) and
     unknown (%U), with the mean seconds to each verdict."""
-    rows = [r for r in _attacked(records) if "verdicts" in r]
+    rows = _proven(results)
+    n = len(rows)
     table = []
     for radius in range(1, max_radius + 1):
-        cells: dict[str, list[float]] = {v.value: [] for v in Verdict}
-        for r in rows:
-            for v in r["verdicts"]:
-                if v["r"] == radius:
-                    cells[v["verdict"]].append(v["seconds"])
-        n = len(rows)
-        entry: dict[str, Any] = {"r": radius, "examples": n}
-        for verdict, times in cells.items():
-            entry[verdict] = len(times)
-            entry[f"{verdict}_pct"] = 100.0 * len(times) / n if n else math.nan
-            entry[f"{verdict}_seconds"] = _mean(times)
-        table.append(entry)
-    return table
+        cells: dict[Verdict, list[float]] = {v: [] for v in Verdict}
+        for _, prover in rows:
+            for v in prover.verdicts:
+                if v.r == radius:
+                    cells[v.verdict].append(v.seconds)
+
+        def pct(verdict: Verdict) -> float:
+            return 100.0 * len(cells[verdict]) / n if n else math.nan
+
+        table.append(RadiusRow(
+            r=radius, examples=n,
+            found=len(cells[Verdict.FOUND]), certified=len(cells[Verdict.CERTIFIED]),
+            unknown=len(cells[Verdict.UNKNOWN]),
+            found_pct=pct(Verdict.FOUND), certified_pct=pct(Verdict.CERTIFIED), unknown_pct=pct(Verdict.UNKNOWN),
+            found_seconds=_mean(cells[Verdict.FOUND]), certified_seconds=_mean(cells[Verdict.CERTIFIED]),
+            unknown_seconds=_mean(cells[Verdict.UNKNOWN]),
+        ))
+    return tuple(table)
 
 
-def bounds_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BoundsSummary:
+    """Bounds on ``R`` over the examples the prover ran on (see :func:`bounds_summary`)."""
+
+    examples: int
+    robust_everywhere: int
+    robust_everywhere_share: float
+    mean_lower: float
+    mean_upper: float
+    with_upper: int
+    exact: int
+    exact_share: float
+    exact_radius_counts: dict[int, int]
+
+
+def bounds_summary(results: Sequence[RadiusResult]) -> BoundsSummary:
     """Bounds on ``R`` over the examples: mean lower bound, mean upper bound (where an
     adversarial example is known), the share where ``R`` is exact, the distribution of
     exact radii, and how many were proven robust on all of ``Omega(X)``."""
-    rows = [r for r in _attacked(records) if "bounds" in r]
-    lower = [r["bounds"]["lower"] for r in rows]
-    upper = [r["bounds"]["upper"] for r in rows if r["bounds"]["upper"] is not None]
-    exact = [r["bounds"]["lower"] for r in rows if r["bounds"]["exact"]]
-    histogram: dict[str, int] = {}
+    bounds = [prover.bounds for _, prover in _proven(results)]
+    n = len(bounds)
+    lower = [b.lower for b in bounds]
+    upper = [b.upper for b in bounds if b.upper is not None]
+    exact = [b.lower for b in bounds if b.exact]
+    histogram: dict[int, int] = {}
     for value in exact:
-        histogram[str(value)] = histogram.get(str(value), 0) + 1
-    everywhere = sum(1 for r in rows if r["bounds"].get("robust_everywhere"))
-    return {
-        "examples": len(rows),
-        "robust_everywhere": everywhere,
-        "robust_everywhere_share": everywhere / len(rows) if rows else math.nan,
-        "mean_lower": _mean(lower),
-        "mean_upper": _mean(upper),
-        "with_upper": len(upper),
-        "exact": len(exact),
-        "exact_share": len(exact) / len(rows) if rows else math.nan,
-        "exact_radius_counts": dict(sorted(histogram.items(), key=lambda kv: int(kv[0]))),
-    }
+        histogram[value] = histogram.get(value, 0) + 1
+    everywhere = sum(1 for b in bounds if b.robust_everywhere)
+    return BoundsSummary(
+        examples=n,
+        robust_everywhere=everywhere,
+        robust_everywhere_share=everywhere / n if n else math.nan,
+        mean_lower=_mean(lower),
+        mean_upper=_mean(upper),
+        with_upper=len(upper),
+        exact=len(exact),
+        exact_share=len(exact) / n if n else math.nan,
+        exact_radius_counts=dict(sorted(histogram.items())),
+    )
 
 
-def yield_curves(
-    records: Sequence[Mapping[str, Any]], methods: Sequence[str] = METHODS, max_radius: int = 4
-) -> dict[str, list[float]]:
+@dataclass(frozen=True)
+class YieldCurves:
+    """Figure 4: for each radius of ``radii``, the percentage of attacked examples whose
+    ``Omega_r`` did not yield to each method (``methods``: upper bounds on the truly robust
+    share) and, when the prover ran, the percentage certified (``certified``: a lower
+    bound)."""
+
+    radii: tuple[int, ...]
+    methods: dict[str, tuple[float, ...]]
+    certified: tuple[float, ...] | None = None
+
+
+def yield_curves(results: Sequence[RadiusResult], methods: Sequence[str] = METHODS,
+                 max_radius: int = 4) -> YieldCurves:
     """Figure 4: for ``r = 0 .. R`` (R = the largest substitution count any method used,
     at least ``max_radius``), the percentage of examples whose ``Omega_r`` did not yield
     to each method (no adversarial example with at most ``r`` words). These are upper
-    bounds on the truly robust share; ``"certified"`` (when the prover ran) is the share
+    bounds on the truly robust share; ``certified`` (when the prover ran) is the share
     proven robust at ``r``, a lower bound (beyond ``max_radius``: the examples proven
     robust on the whole space)."""
-    rows = _attacked(records)
-    top = max([max_radius] + [o["l0"] for r in rows for o in r["methods"].values() if o.get("success")])
-    curves: dict[str, list[float]] = {"r": list(range(top + 1))}
+    rows = _attacked(results)
+    top = max([max_radius] + [o.l0 for r in rows for o in (r.methods or {}).values()
+                              if o.success and o.l0 is not None])
     n = len(rows)
+    radii = tuple(range(top + 1))
+    curves: dict[str, tuple[float, ...]] = {}
     for method in methods:
-        curve = []
-        for radius in range(top + 1):
-            held = sum(1 for r in rows if not (r["methods"].get(method, {}).get("success")
-                                               and r["methods"][method]["l0"] <= radius))
-            curve.append(100.0 * held / n if n else math.nan)
-        curves[method] = curve
-    if any("bounds" in r for r in rows):
+        curves[method] = tuple(100.0 * sum(1 for r in rows if not r.succeeded(method, radius)) / n if n else math.nan
+                               for radius in radii)
+    certified = None
+    if any(r.prover is not None for r in rows):
         # beyond the prover's largest radius only the examples certified on all of Omega count
-        def certified(r: Mapping[str, Any], radius: int) -> bool:
-            b = r.get("bounds")
-            return b is not None and (b.get("robust_everywhere") or (radius <= max_radius and b["lower"] >= radius))
+        def holds(r: RadiusResult, radius: int) -> bool:
+            b = None if r.prover is None else r.prover.bounds
+            return b is not None and (b.robust_everywhere or (radius <= max_radius and b.lower >= radius))
 
-        curves["certified"] = [
-            100.0 * sum(1 for r in rows if certified(r, radius)) / n if n else math.nan for radius in range(top + 1)
-        ]
-    return curves
+        certified = tuple(100.0 * sum(1 for r in rows if holds(r, radius)) / n if n else math.nan
+                          for radius in radii)
+    return YieldCurves(radii, curves, certified)
 
 
-def throughput_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def falsified_share(results: Sequence[RadiusResult], radius: int = 1) -> float:
+    """The share of attacked examples with a known adversarial example of at most
+    ``radius`` substituted words (from any method or the prover); NaN without examples."""
+    rows = _attacked(results)
+    if not rows:
+        return math.nan
+
+    def falsified(r: RadiusResult) -> bool:
+        if any(r.succeeded(m, radius) for m in r.methods or {}):
+            return True
+        v = None if r.prover is None else r.prover.verdict(radius)
+        return v is not None and v.verdict is Verdict.FOUND
+
+    return sum(falsified(r) for r in rows) / len(rows)
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """The prover's speed over the examples (see :func:`throughput_summary`)."""
+
+    texts: int
+    seconds: float
+    texts_per_second: float
+    forward_seconds: float
+    forward_share: float
+    texts_per_forward_second: float
+
+
+def throughput_summary(results: Sequence[RadiusResult]) -> Throughput:
     """The prover's speed: texts checked per second of prover time, and the share of that
     time spent inside the victim's forward passes."""
-    rows = [r for r in _attacked(records) if "prover_seconds" in r]
-    checked = sum(r["prover_checked"] for r in rows)
-    seconds = sum(r["prover_seconds"] for r in rows)
-    forward = sum(r["prover_forward_seconds"] for r in rows)
-    return {
-        "texts": checked,
-        "seconds": seconds,
-        "texts_per_second": checked / seconds if seconds > 0 else math.nan,
-        "forward_seconds": forward,
-        "forward_share": forward / seconds if seconds > 0 else math.nan,
-        "texts_per_forward_second": checked / forward if forward > 0 else math.nan,
-    }
+    provers = [prover for _, prover in _proven(results)]
+    checked = sum(p.checked for p in provers)
+    seconds = sum(p.seconds for p in provers)
+    forward = sum(p.forward_seconds for p in provers)
+    return Throughput(
+        texts=checked,
+        seconds=seconds,
+        texts_per_second=checked / seconds if seconds > 0 else math.nan,
+        forward_seconds=forward,
+        forward_share=forward / seconds if seconds > 0 else math.nan,
+        texts_per_forward_second=checked / forward if forward > 0 else math.nan,
+    )
 
 
-def pr_summary(records: Sequence[Mapping[str, Any]], threshold: float = 0.9) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PRStats:
+    """PR over the examples (see :func:`pr_summary`); ``quantiles``: min, q25, median,
+    q75, max."""
+
+    scored: int
+    skipped: int
+    threshold: float
+    above_threshold: int
+    share_above_threshold: float
+    mean_pr: float
+    quantiles: dict[str, float]
+    exact: int
+    mean_radius: float
+    mean_seconds: float
+
+
+def pr_summary(results: Sequence[PRResult], threshold: float = 0.9) -> PRStats:
     """PR over the examples: how many, the share with ``PR_hat > threshold``, mean,
     quartiles, the share computed exactly."""
-    rows = [r for r in records if not r.get("skipped") and "pr" in r]
-    values = sorted(r["pr"]["pr"] for r in rows)
+    estimates = [r.estimate for r in results if not r.skipped and r.estimate is not None]
+    values = sorted(e.pr for e in estimates)
     n = len(values)
     quart = np.quantile(values, [0.0, 0.25, 0.5, 0.75, 1.0]).tolist() if n else [math.nan] * 5
-    return {
-        "scored": n,
-        "skipped": sum(1 for r in records if r.get("skipped")),
-        "threshold": threshold,
-        "above_threshold": sum(1 for v in values if v > threshold),
-        "share_above_threshold": sum(1 for v in values if v > threshold) / n if n else math.nan,
-        "mean_pr": _mean(values),
-        "quantiles": dict(zip(("min", "q25", "median", "q75", "max"), quart)),
-        "exact": sum(1 for r in rows if r["pr"]["exact"]),
-        "mean_radius": _mean([r["pr"]["radius"] for r in rows]),
-        "mean_seconds": _mean([r["pr"]["seconds"] for r in rows]),
-    }
+    above = sum(1 for v in values if v > threshold)
+    return PRStats(
+        scored=n,
+        skipped=sum(1 for r in results if r.skipped),
+        threshold=threshold,
+        above_threshold=above,
+        share_above_threshold=above / n if n else math.nan,
+        mean_pr=_mean(values),
+        quantiles=dict(zip(("min", "q25", "median", "q75", "max"), (float(q) for q in quart))),
+        exact=sum(1 for e in estimates if e.exact),
+        mean_radius=_mean([e.radius for e in estimates]),
+        mean_seconds=_mean([e.seconds for e in estimates]),
+    )
 
 
+# ---- speed --------------------------------------------------------------------------------------
 def raw_forward_speed(victim: Any, texts: Sequence[Text], *, repeats: int = 3) -> dict[str, float]:
     """The victim's raw batched forward speed on ``texts`` (its own ``probabilities``,
     no query layer, no text building): the physical limit of any enumeration. The best
@@ -655,23 +844,17 @@ def raw_forward_speed(victim: Any, texts: Sequence[Text], *, repeats: int = 3) -
     return {"texts": len(texts), "seconds": best, "texts_per_second": len(texts) / best}
 
 
-def space_of(record: Mapping[str, Any], original: Text) -> PerturbationSpace:
-    """The space stored in a radius record (its ``space.candidates``), around ``original``."""
-    candidates = record["space"]["candidates"]
-    positions = sorted(int(p) for p in candidates)
-    return PerturbationSpace(original, tuple(positions), tuple(tuple(candidates[str(p)][1:]) for p in positions))
+def space_of(result: RadiusResult) -> PerturbationSpace:
+    """The space stored in a radius result (around the example's text)."""
+    if result.space is None:
+        raise ConfigError(f"The result of '{result.example_id}' holds no space (the example was skipped).")
+    return PerturbationSpace(result.text, result.space.positions, result.space.substitutes)
 
 
-def probe_texts(
-    records: Sequence[Mapping[str, Any]], examples: Sequence[Example], n: int, *, radius: int = 2, seed: int = 0
-) -> list[Text]:
+def probe_texts(results: Sequence[RadiusResult], n: int, *, radius: int = 2, seed: int = 0) -> list[Text]:
     """``n`` texts like the prover's: drawn uniformly from ``Omega_radius`` of the stored
     spaces, cycling over the examples (for :func:`raw_forward_speed`)."""
-    import random
-
-    by_id = {e.id: e.text for e in examples}
-    spaces = [space_of(r, by_id[r["example_id"]]) for r in _attacked(records)
-              if r["example_id"] in by_id and "space" in r]
+    spaces = [space_of(r) for r in _attacked(results) if r.space is not None]
     spaces = [s for s in spaces if s.m > 0]
     if not spaces:
         return []

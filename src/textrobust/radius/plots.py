@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textrobust.errors import ConfigError
+
+if TYPE_CHECKING:
+    from textrobust.radius.analysis import RadiusResult, YieldCurves
 
 __all__ = ["pr_violin", "substitution_scatter", "yield_plot"]
 
@@ -53,20 +56,19 @@ def pr_violin(values: Mapping[str, Sequence[float]], path: str | Path, *, title:
     return path
 
 
-def yield_plot(curves: Mapping[str, Sequence[float]], path: str | Path, *, title: str = "") -> Path:
+def yield_plot(curves: YieldCurves, path: str | Path, *, title: str = "") -> Path:
     """Figure 4: for each method, the percentage of examples whose ``Omega_r`` did not
-    yield to it, against ``r`` (``curves["r"]``); ``"certified"`` is drawn dashed."""
-    if "r" not in curves:
-        raise ConfigError("yield_plot needs curves with an 'r' entry (see yield_curves).")
+    yield to it, against ``r`` (see :func:`~textrobust.radius.analysis.yield_curves`); the
+    prover's certified share is drawn dashed."""
+    if not curves.radii:
+        raise ConfigError("yield_plot needs curves over at least one radius (see yield_curves).")
     plt = _pyplot()
-    radii = list(curves["r"])
+    radii = list(curves.radii)
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
-    for name, values in curves.items():
-        if name == "r":
-            continue
-        style = {"linestyle": "--", "color": "black"} if name == "certified" else {"marker": "o", "markersize": 3}
-        label = "certified (prover)" if name == "certified" else name
-        ax.plot(radii, list(values), label=label, **style)
+    for name, values in curves.methods.items():
+        ax.plot(radii, list(values), label=name, marker="o", markersize=3)
+    if curves.certified is not None:
+        ax.plot(radii, list(curves.certified), label="certified (prover)", linestyle="--", color="black")
     ax.set_xlabel("radius r (words substituted)")
     ax.set_ylabel("% of regions not yielding")
     ax.set_ylim(-2, 102)
@@ -81,7 +83,7 @@ def yield_plot(curves: Mapping[str, Sequence[float]], path: str | Path, *, title
 
 
 def substitution_scatter(
-    records: Sequence[Mapping[str, Any]], path: str | Path, *, others: Sequence[str] = ("greedy", "pso"),
+    results: Sequence[RadiusResult], path: str | Path, *, others: Sequence[str] = ("greedy", "pso"),
     title: str = "",
 ) -> Path:
     """Figure 3: substitutions of PDP (x) against each other method (y), one point per
@@ -92,12 +94,10 @@ def substitution_scatter(
     top = 1
     for other in others:
         xs, ys = [], []
-        for r in records:
-            methods = r.get("methods") or {}
-            a, b = methods.get("pdp"), methods.get(other)
-            if a and b and a.get("success") and b.get("success"):
-                xs.append(a["l0"])
-                ys.append(b["l0"])
+        for r in results:
+            if r.succeeded("pdp") and r.succeeded(other):
+                xs.append(r.outcome("pdp").l0)  # type: ignore[union-attr]
+                ys.append(r.outcome(other).l0)  # type: ignore[union-attr]
         if xs:
             top = max(top, *xs, *ys)
             ax.scatter(xs, ys, s=12, alpha=0.5, label=other)

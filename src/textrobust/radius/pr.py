@@ -30,7 +30,6 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -100,6 +99,12 @@ class PRConfig(Config):
         """Whether the sample size meets the Hoeffding bound for (epsilon, delta)."""
         return self.sample_size() >= hoeffding_samples(self.epsilon, self.delta)
 
+    def guaranteed_epsilon(self) -> float:
+        """The ``eps`` the sample size actually guarantees at confidence ``1 - delta``
+        (below the requested ``epsilon`` when :meth:`guaranteed`, above it otherwise:
+        ``samples=50`` with ``delta=0.005`` guarantees only ``eps ~ 0.245``)."""
+        return hoeffding_epsilon(self.sample_size(), self.delta)
+
 
 @dataclass(frozen=True)
 class PREstimate:
@@ -118,22 +123,6 @@ class PREstimate:
     delta: float
     exact: bool
     seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "radius": self.radius,
-            "size": str(self.size),
-            "log10_size": math.log10(self.size) if self.size > 0 else None,
-            "evaluated": self.evaluated,
-            "robust": self.robust,
-            "pr": self.pr,
-            "low": self.low,
-            "high": self.high,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "exact": self.exact,
-            "seconds": self.seconds,
-        }
 
 
 def estimate_pr(

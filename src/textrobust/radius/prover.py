@@ -91,18 +91,6 @@ class Proof:
     adversarial_l0: int | None = None
     reason: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "radius": self.radius,
-            "verdict": self.verdict.value,
-            "checked": self.checked,
-            "size": str(self.size),
-            "seconds": self.seconds,
-            "adversarial": None if self.adversarial is None else list(self.adversarial.columns),
-            "adversarial_l0": self.adversarial_l0,
-            "reason": self.reason,
-        }
-
 
 class ProverConfig(Config):
     """Settings of :class:`ExhaustiveProver`.

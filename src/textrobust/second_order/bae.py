@@ -24,7 +24,8 @@ __all__ = ["fill_in_source", "garg_2020"]
 
 def fill_in_source(k: int = 50, *, fill_in: str | None = None, keep_case: bool = True) -> FillInSource:
     """The top ``k`` words of a fill-in model as a candidate source: ``fill_in`` names one
-    in ``textrobust.fill_in.FILL_INS`` (None: the measured default)."""
+    in ``textrobust.fill_in.FILL_INS`` (None: ``textrobust.fill_in.DEFAULT_FILL_IN``,
+    the fast ``minilm_mlm``)."""
     from textrobust.second_order.neighbourhood import load_fill_in
 
     return FillInSource(load_fill_in(fill_in), k, keep_case=keep_case)

@@ -14,20 +14,20 @@ Morris, "Second-Order NLP Adversarial Examples", BlackboxNLP 2020
   at least gamma = 3 words swapped).
 
 Departures (each also noted where it is made): GPT-2 -> Gemma 3 270M, scored as TextAttack's
-GPT-2 constraint (left context, the word only; :mod:`textrobust.analyses.accs_lm`); USE ->
-the constraint models of :mod:`textrobust.analyses.accs_scorers`; antonyms are POS-aware and
+GPT-2 constraint (left context, the word only; :mod:`textrobust.analyses.accs.lm`); USE ->
+the constraint models of :mod:`textrobust.analyses.accs.scorers`; antonyms are POS-aware and
 inflected back (the released code takes antonyms of every lemma of every synset, any POS,
 uninflected), and by default also reach adjective satellites through their head synsets.
 
 **Sweeps.** Everything that does not depend on epsilon is built once in
 :class:`AccsComponents` and shared by all thresholds: the candidate sources (their
 WordNet forms and POS tags are cached), the LM constraint (its scores are cached by
-context and word), one :class:`~textrobust.analyses.accs_scorers.SimilarityMemo` per
+context and word), one :class:`~textrobust.analyses.accs.scorers.SimilarityMemo` per
 constraint model (every pair scored once) and one query layer per victim (every text
 classified once). Only the threshold object changes between thresholds, so the exact
 sweep returns what independent runs would, at a fraction of the cost (tested).
 
-The **monotone shortcut** (:func:`textrobust.analyses.accs_curve.monotone_search`) runs
+The **monotone shortcut** (:func:`textrobust.analyses.accs.curve.monotone_search`) runs
 only a few thresholds per example and infers the rest. It is exact only when success is
 monotone in epsilon, which the searches do not guarantee: the first-order greedy path
 changes with the set of candidates that pass the threshold, and the second-order beam
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator
 
-from textrobust.analyses.accs_curve import epsilon_grid, monotone_search
+from textrobust.analyses.accs.curve import epsilon_grid, monotone_search
 from textrobust.attack.goals_constraint import FoolConstraint, compared_string
 from textrobust.attack.problem import Problem, Proposal
 from textrobust.attack.results import Status
@@ -121,7 +121,8 @@ class PointResult:
     meaningful). ``status``: succeeded | failed | skipped (victim already wrong) |
     inferred. ``perturbed`` is the text found (successes only); ``similarity`` its score
     against the original; ``swapped`` its changed words; ``queries`` the victim queries
-    (first order); ``prediction`` the victim's label for it (first order).
+    (first order); ``prediction`` the victim's label for it (first order);
+    ``budget_exhausted``: the first-order attack ran out of its query budget.
     """
 
     epsilon: float
@@ -134,6 +135,7 @@ class PointResult:
     swapped: int = 0
     queries: int = 0
     prediction: int | None = None
+    budget_exhausted: bool = False
 
 
 def sweep_thresholds(
@@ -213,7 +215,7 @@ class AccsComponents:
             from textrobust.attack.constraints import LMLogProbDrop
 
             return LMLogProbDrop(lm, max_drop=drop, window=5, compare_to="original")
-        from textrobust.analyses.accs_lm import LeftContextWordDrop, PrefixWordScorer
+        from textrobust.analyses.accs.lm import LeftContextWordDrop, PrefixWordScorer
 
         return LeftContextWordDrop(PrefixWordScorer(lm), max_drop=drop, compare_to="original")
 
@@ -309,6 +311,7 @@ class AccsComponents:
             swapped=result.l0,
             queries=result.queries,
             prediction=result.perturbed_prediction,
+            budget_exhausted=bool(result.budget_exhausted),
         )
 
     def second_order_point(self, scorer: Any, example: Example, epsilon: float) -> PointResult:

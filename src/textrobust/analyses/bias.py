@@ -1,0 +1,247 @@
+"""Counterfactual token bias B_{p,k} over the neighbourhoods of a test set, on the
+analysis protocol.
+
+Zhang, Zhao, Zhang, Chang and Hsieh, "Double Perturbation: On the Robustness of Robustness
+and Counterfactual Bias Evaluation", NAACL 2021 (../shared/papers/double-perturbation-
+second-order-robustness-and-bias.txt), Section 4: ``B_{p,k}`` is the mean change of the
+victim's probability of one class when a protected word ``p1`` is swapped for its partner
+``p2`` in the sentences of Neighbor_k of the test sentences (Eq. 5-6), reported on all of
+them (X_test) and on those where the swap changes nothing at k = 0 (X_filter).
+
+The method is :mod:`textrobust.bias`; this module only adapts it to the protocol. The
+units are the *anchors* (a test sentence and the position of its protected word; see
+:func:`textrobust.bias.find_anchors`), each recorded as a :class:`BiasRecord` holding the
+typed :class:`~textrobust.bias.AnchorMeasure`. The summary is Table 5 of the paper
+(:func:`textrobust.bias.bias_table`: exact sums over the records); the report section
+carries the tables, B against k (Figures 5 and 6, right) and the F_soft histograms
+(Figure 6, left and middle).
+
+Departures: the neighbourhood's fill-in model is MiniLM with the project's trained head
+by default (the paper: BERT); the seed of the sampled k is the run's ``--seed``. See
+:mod:`textrobust.bias.counterfactual` for the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import Field
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.analyses.second_order import check_fill_in
+from textrobust.bias.counterfactual import Anchor, AnchorMeasure
+from textrobust.bias.report import PairRow
+from textrobust.data.examples import Dataset
+from textrobust.errors import ConfigError
+from textrobust.fill_in.registry import DEFAULT_FILL_IN
+
+__all__ = ["BiasAnalysis", "BiasRecord", "BiasSettings", "BiasSummary", "bias_section"]
+
+#: Pairs drawn in the figures (most test sentences first).
+_FIGURE_PAIRS = 6
+
+
+class BiasSettings(Settings):
+    """Counterfactual token bias: the first ``n`` examples, the protected ``group`` s
+    (gender, nationality, religion, sexual_orientation or all), the largest
+    neighbourhood distance ``max_k`` (the paper: 3), Neighbor_k enumerated up to
+    ``exact_up_to`` (the paper: 2) and ``samples`` random walks per sentence above it,
+    the X_filter threshold ``eps``, the class ``label`` of f_soft (None: the last label),
+    ``both_directions`` (also sentences holding the second word), the ``fill_in`` model
+    and Algorithm 1's ``kappa`` and ``delta``."""
+
+    n: int | None = Field(default=100, ge=0)
+    group: tuple[str, ...] = ("gender",)
+    max_k: int = Field(default=3, ge=0)
+    exact_up_to: int = Field(default=2, ge=0)
+    samples: int = Field(default=200, ge=1)
+    eps: float = Field(default=0.005, gt=0)
+    label: int | None = Field(default=None, ge=0)
+    both_directions: bool = False
+    fill_in: str = DEFAULT_FILL_IN
+    kappa: int = Field(default=20, ge=1)
+    delta: float = Field(default=3.0, ge=0.0)
+
+
+@dataclass(frozen=True)
+class BiasRecord(Record):
+    """One anchor (``example_id`` is the anchor id, ``<example id>@<position>``)."""
+
+    measure: AnchorMeasure
+
+
+@dataclass(frozen=True)
+class BiasSummary(Summary):
+    """Table 5 over the anchors: per pair, B_{p,k} and the counts on X_test and
+    X_filter (``pairs``); ``texts``: sentences scored at every k, twins not counted;
+    ``soft_class``: the class whose probability is f_soft (None when no anchor was
+    measured); ``largest_filter_bias``: the largest |B_{p,max_k}| on X_filter over the
+    pairs (NaN when X_filter is empty), and its pair."""
+
+    max_k: int
+    pairs: tuple[PairRow, ...]
+    texts: int
+    fill_requests: int
+    soft_class: int | None
+    largest_filter_bias: float
+    largest_filter_pair: str
+
+
+class BiasAnalysis(Analysis):
+    """B_{p,k} of the victim for the protected pairs of the chosen groups."""
+
+    name = "bias"
+    title = "Counterfactual token bias"
+    paper = ("Zhang, Zhao, Zhang, Chang and Hsieh, \"Double Perturbation: On the Robustness of Robustness "
+             "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 4, Eq. 5-6, Table 5).")
+    settings_type = BiasSettings
+    record_type = BiasRecord
+
+    def __init__(self, settings: Any = None) -> None:
+        super().__init__(settings)
+        from textrobust.bias.pairs import PROTECTED_GROUPS
+
+        known = [*PROTECTED_GROUPS.names(), "all"]
+        unknown = [g for g in self.settings.group if g not in known]
+        if unknown or not self.settings.group:
+            raise ConfigError(f"The 'group' parameter of BiasSettings must name protected groups among {known}. "
+                              f"Got {list(self.settings.group)!r} instead.")
+        check_fill_in(self.settings.fill_in, "BiasSettings")
+
+    def config(self, seed: int) -> Any:
+        """The :class:`~textrobust.bias.BiasConfig` of these settings (``seed``: the run's)."""
+        from textrobust.bias import BiasConfig
+
+        s = self.settings
+        return BiasConfig(max_k=s.max_k, exact_up_to=s.exact_up_to, samples=s.samples, eps=s.eps, label=s.label,
+                          both_directions=s.both_directions, seed=seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "bias": self.config(0).to_dict()}
+
+    def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
+        from textrobust.bias import find_anchors, protected_groups
+
+        anchors = find_anchors(self.select(dataset), protected_groups(self.settings.group),
+                               both_directions=self.settings.both_directions)
+        return [(anchor.id, anchor) for anchor in anchors]
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        from textrobust.bias import measure_anchor, protected_groups, protected_words
+        from textrobust.second_order import Neighbourhood
+        from textrobust.second_order.neighbourhood import load_fill_in
+
+        s = self.settings
+        layer = context.layer
+        config = self.config(context.seed)
+        hood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
+        # every registered protected word is kept out of the neighbourhoods (footnote 7)
+        banned = tuple(sorted(protected_words(protected_groups(["all"]))))
+
+        def analyse(anchor: Anchor) -> BiasRecord:
+            measure = measure_anchor(anchor, layer, hood, config, banned)
+            return BiasRecord(anchor.id, "ok", measure.queries, measure.seconds, measure)
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> BiasSummary:
+        from textrobust.bias import bias_table
+
+        measures = [cast(BiasRecord, r).measure for r in records]
+        k = self.settings.max_k
+        rows = tuple(bias_table(measures, max_k=k))
+        largest, pair = math.nan, ""
+        for row in rows:
+            value = row.b["filter"].get(k, math.nan)
+            if not math.isnan(value) and (math.isnan(largest) or abs(value) > abs(largest)):
+                largest, pair = value, row.pair
+        return BiasSummary(**counts(records, failures), max_k=k, pairs=rows,
+                           texts=sum(sum(m.sizes) for m in measures),
+                           fill_requests=sum(m.fill_requests for m in measures),
+                           soft_class=measures[0].soft_class if measures else None,
+                           largest_filter_bias=largest, largest_filter_pair=pair)
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        return bias_section(cast(BiasSummary, summary), [cast(BiasRecord, r).measure for r in records],
+                            label_names)
+
+
+def _b(value: float) -> str | None:
+    return None if math.isnan(value) else f"{value:+.4f}"
+
+
+def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names: Sequence[str]) -> dict[str, Any]:
+    """The report section of the bias analysis: Table 5 on X_filter and on X_test, B
+    against k, and the F_soft histograms of the pairs with the most test sentences. B
+    cells are signed strings with four decimals (|B| is often below 0.01); the numbers
+    are in the summary."""
+    from textrobust.analyses.figures import line_chart
+    from textrobust.analyses.sections import figure, headline, table
+
+    k = s.max_k
+    soft = ("the last label" if s.soft_class is None else label_names[s.soft_class]
+            if s.soft_class < len(label_names) else str(s.soft_class))
+    in_filter = sum(1 for m in measures for p in m.partners if p.in_filter)
+    measured = sum(len(m.partners) for m in measures)
+    heads = [headline("anchors (test sentence x protected word)", s.units, "int"),
+             headline("pairs measured", len(s.pairs), "int"),
+             headline("in X_filter", in_filter / measured if measured else math.nan, "%",
+                      "anchor-pairs where the swap moves no probability by eps at k = 0"),
+             headline(f"largest |B| on X_filter at k={k}",
+                      f"{_b(s.largest_filter_bias)} ({s.largest_filter_pair})" if s.largest_filter_pair else None,
+                      "text", "B of the pair whose B at the largest k is farthest from 0"),
+             headline("sentences scored", s.texts, "int", "Neighbor_k over all k; each also scored swapped")]
+    tables = []
+    for subset, name in (("filter", "X_filter"), ("test", "X_test")):
+        rows = [[row.pair, row.originals.get(subset, 0), row.texts.get(subset, {}).get(k, 0),
+                 *[_b(row.b.get(subset, {}).get(j, math.nan)) for j in range(k + 1)]]
+                for row in s.pairs if row.originals.get(subset, 0)]
+        tables.append(table(f"B_(p,k) on {name}, f_soft = P({soft})",
+                            ["pair", "# orig", f"# k={k}", *[f"B k={j}" for j in range(k + 1)]], rows))
+    shown = sorted(s.pairs, key=lambda r: -r.originals["test"])[:_FIGURE_PAIRS]
+    figures = []
+    for subset, name in (("filter", "X_filter"), ("test", "X_test")):
+        series = {f"{r.pair} ({r.originals[subset]})": (list(range(k + 1)), [r.b[subset][j] for j in range(k + 1)])
+                  for r in shown if r.originals.get(subset, 0)}
+        if series:
+            figures.append(figure(f"B_(p,k) against k on {name}", line_chart(
+                series, title=f"B_(p,k) on {name} (test sentences per pair)", xlabel="neighbourhood distance k",
+                ylabel=f"mean F_soft, P({soft})"),
+                "B > 0: the victim gives the class a higher probability with the pair's second word."))
+    figures += _histograms(measures, shown, k)
+    point = None if not s.largest_filter_pair else (
+        f"Counterfactual bias: on test sentences where swapping a protected word changes nothing, the "
+        f"neighbourhood at k={k} reveals B = {_b(s.largest_filter_bias)} for {s.largest_filter_pair}.")
+    return {"headline": heads, "tables": tables, "figures": figures, "examples": [], "risk": None, "point": point}
+
+
+def _histograms(measures: Sequence[AnchorMeasure], rows: Sequence[PairRow], k: int) -> list[dict[str, Any]]:
+    """F_soft histograms at k = 0 and k = max_k of up to three pairs (X_filter; X_test
+    where X_filter is empty), over the bins that hold values."""
+    from textrobust.analyses.figures import line_chart
+    from textrobust.analyses.sections import figure
+    from textrobust.bias import pair_histogram
+
+    out = []
+    for row in rows[:3]:
+        subset = "filter" if row.originals.get("filter", 0) else "test"
+        curves = {j: pair_histogram(measures, row.pair, j, subset=subset) for j in sorted({0, k})}
+        used = [i for _, counts in curves.values() for i in counts.nonzero()[0]]
+        if not used:
+            continue
+        lo, hi = max(min(used) - 2, 0), max(used) + 3
+        series = {}
+        for j, (edges, counts) in curves.items():
+            hi_j = min(hi, len(counts))
+            total = counts.sum()
+            if total:
+                centres = [(edges[i] + edges[i + 1]) / 2 for i in range(lo, hi_j)]
+                series[f"k={j}"] = (centres, [counts[i] / total for i in range(lo, hi_j)])
+        name = "X_filter" if subset == "filter" else "X_test"
+        out.append(figure(f"F_soft histogram of {row.pair} ({name})", line_chart(
+            series, title=f"{row.pair}: F_soft on {name}", xlabel="F_soft(x; p)", ylabel="share of sentences")))
+    return out

@@ -1,0 +1,451 @@
+"""The robustness radius (``radius``) and the PR metric (``pr``) on the analysis protocol.
+
+Yang, Huang, Ma, Cao, Zhang, Zhang and Li, "Quantifying Robustness to Adversarial Word
+Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt). The method code is
+:mod:`textrobust.radius` (the space, PDP, the prover, PR_hat, and the per-example
+:class:`~textrobust.radius.analysis.RadiusAnalysis` and
+:class:`~textrobust.radius.analysis.PRAnalysis`); this module only adapts it: settings
+named like the CLI options, one unit per example, a typed record holding the method's
+typed result, a pure summary (Tables 2 and 3, the bounds on ``R``, Figure 4's curves, PR
+over the examples) and the report section.
+
+Departures from the paper are those of :mod:`textrobust.radius.analysis` (WordNet
+synonyms for HowNet, our own victims, misclassified examples skipped). Two readings of
+the protocol's counts: a radius example is *budget exhausted* when the prover's time
+limit (its per-example budget) left some radius unknown; PR has no budget. Queries are
+counted by the method's own query layers (a fresh one per attack method, none cached for
+the prover and PR), and stored in each record's ``queries``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.attack.problem import CandidateSource
+from textrobust.data.examples import Example
+from textrobust.radius.analysis import (
+    METHODS,
+    BoundsSummary,
+    MethodRow,
+    OptimalityRow,
+    PRAnalysis,
+    PRResult,
+    PRSettings,
+    PRStats,
+    RadiusAnalysis,
+    RadiusResult,
+    RadiusRow,
+    RadiusSettings,
+    Throughput,
+    YieldCurves,
+    attack_table,
+    bounds_summary,
+    certified_table,
+    falsified_share,
+    optimality_table,
+    pr_summary,
+    throughput_summary,
+    yield_curves,
+)
+from textrobust.radius.pr import hoeffding_samples
+from textrobust.radius.prover import Sensitivity, Verdict
+
+__all__ = ["PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
+           "RadiusBoundsSettings", "RadiusRecord", "RadiusSummary"]
+
+_PAPER = ("Yang, Huang, Ma, Cao, Zhang, Zhang and Li 2022, \"Quantifying Robustness to Adversarial Word "
+          "Substitutions\"")
+
+
+def _batched(victim: Any, batch: int) -> Any:
+    """``victim`` taking ``batch`` texts per forward pass.
+
+    A TorchVictim splits each call into chunks of its own ``batch_size`` (64 by default);
+    the prover and PR send hundreds of texts per call, so (as the old ``radius`` and ``pr``
+    commands did) they get a shallow copy with a larger batch. A copy, so that the victim
+    the other analyses of an audit share is left as it is.
+    """
+    size = getattr(victim, "batch_size", None)
+    if isinstance(size, int) and not isinstance(size, bool) and size != batch:
+        victim = copy.copy(victim)
+        victim.batch_size = batch
+    return victim
+
+
+def _victim(context: WorkerContext) -> Any:
+    # The method builds its own query layers around the victim (a fresh cache per attack
+    # method, no cache for the prover), as the paper's comparison needs.
+    return getattr(context.layer, "victim", context.layer)
+
+
+# ---- radius ---------------------------------------------------------------------------------------
+class RadiusBoundsSettings(Settings):
+    """The radius analysis (field names are the ``textrobust radius`` options).
+
+    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``: ``S(X, p)``;
+    ``tau``: the modification cap of every attack; ``methods``: of pdp, greedy, pso;
+    ``top_k``/``lookahead``: PDP; ``pso_pop``/``pso_iters``: PSO; ``prover``: certify radii
+    (slower: up to ``time_limit`` seconds per example); ``max_radius``: the largest ``r``
+    of Table 3 (each step multiplies the texts to check by about ``m * eta``);
+    ``batch_size``/``prover_batch``: texts per query-layer call; ``order``: how the prover
+    sorts positions.
+    """
+
+    n: int | None = Field(default=50, ge=0)
+    eta: int = Field(default=5, ge=1)
+    min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
+    skip_stop_words: bool = True
+    tau: float = Field(default=0.25, gt=0.0, le=1.0)
+    methods: tuple[str, ...] = METHODS
+    top_k: int = Field(default=10, ge=1)
+    lookahead: int = Field(default=4, ge=1)
+    pso_pop: int = Field(default=60, ge=1)
+    pso_iters: int = Field(default=20, ge=1)
+    prover: bool = True
+    max_radius: int = Field(default=4, ge=1, le=64)
+    time_limit: float | None = Field(default=30.0, gt=0.0)
+    batch_size: int = Field(default=256, ge=1, le=1_000_000)
+    prover_batch: int = Field(default=512, ge=1, le=1_000_000)
+    order: Sensitivity = Sensitivity.AUTO
+
+    @field_validator("methods")
+    @classmethod
+    def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [m for m in value if m not in METHODS]
+        if unknown or not value or len(set(value)) != len(value):
+            raise ValueError(f"must name distinct methods among {', '.join(METHODS)}")
+        return value
+
+    @field_validator("prover")
+    @classmethod
+    def _prover_needs_pdp(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and "pdp" not in info.data.get("methods", METHODS):
+            raise ValueError("starts from PDP's bound: keep pdp in --methods, or pass --no-prover")
+        return value
+
+    def method_settings(self, seed: int) -> RadiusSettings:
+        """The settings of :class:`~textrobust.radius.analysis.RadiusAnalysis`."""
+        return RadiusSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
+                              tau=self.tau, top_k=self.top_k, lookahead_samples=self.lookahead,
+                              methods=self.methods, pso_pop_size=self.pso_pop, pso_max_iters=self.pso_iters,
+                              prover=self.prover, max_radius=self.max_radius, time_limit=self.time_limit,
+                              order=self.order, prover_batch=self.prover_batch, seed=seed)
+
+
+@dataclass(frozen=True)
+class RadiusRecord(Record):
+    """One example of the radius analysis (status ``skipped``: misclassified, not attacked;
+    ``analysed``); ``budget_exhausted``: the prover's time limit left some radius unknown."""
+
+    result: RadiusResult
+    budget_exhausted: bool = False
+
+
+@dataclass(frozen=True)
+class RadiusSummary(Summary):
+    """Tables 2 and 3, the attacks against the prover, the bounds on ``R``, Figure 4's
+    curves and the prover's speed, over the attacked examples; ``falsified_r1``: the share
+    with a known adversarial example of one word; ``certified_r1``: the share the prover
+    certified at ``r = 1``; NaN (n/a) when no example was attacked."""
+
+    examples: int
+    attacked: int
+    skipped: int
+    queries: int
+    falsified_r1: float
+    certified_r1: float
+    table2: tuple[MethodRow, ...]
+    optimality: tuple[OptimalityRow, ...]
+    table3: tuple[RadiusRow, ...]
+    bounds: BoundsSummary | None
+    curves: YieldCurves
+    throughput: Throughput | None
+
+
+class RadiusBoundsAnalysis(Analysis):
+    """Bounds on the robustness radius: PDP and baselines (upper), the prover (lower)."""
+
+    name = "radius"
+    title = "Robustness radius (PDP upper, prover lower bounds)"
+    paper = _PAPER + ": PDP (Algorithm 1), the simple prover, Tables 2 and 3, Figure 4."
+    settings_type = RadiusBoundsSettings
+    record_type = RadiusRecord
+
+    def __init__(self, settings: Any = None, *, source: CandidateSource | None = None) -> None:
+        """``source`` replaces the cleaned WordNet synonyms (any CandidateSource)."""
+        super().__init__(settings)
+        self.source = source
+
+    def _method(self, victim: Any, seed: int) -> RadiusAnalysis:
+        s = cast(RadiusBoundsSettings, self.settings)
+        return RadiusAnalysis(victim, s.method_settings(seed), source=self.source, batch_size=s.batch_size)
+
+    def describe(self) -> dict[str, Any]:
+        method = self._method(None, 0).describe()  # the searches' seed is the run's seed
+        return {**super().describe(), "source": method["source"], "searches": method["searches"],
+                "prover": method["prover"], "cap": method["cap"]}
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        s = cast(RadiusBoundsSettings, self.settings)
+        method = self._method(_batched(_victim(context), max(s.batch_size, s.prover_batch)), context.seed)
+
+        def analyse(example: Example) -> RadiusRecord:
+            began = time.perf_counter()
+            result = method.analyse(example)
+            unknown = result.prover is not None and any(v.verdict is Verdict.UNKNOWN for v in result.prover.verdicts)
+            return RadiusRecord(example.id, "skipped" if result.skipped else "analysed", result.queries,
+                                time.perf_counter() - began, result, unknown)
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> RadiusSummary:
+        s = cast(RadiusBoundsSettings, self.settings)
+        results = [cast(RadiusRecord, r).result for r in records]
+        table3 = certified_table(results, s.max_radius)
+        attacked = sum(1 for r in results if r.attacked)
+        certified = table3[0].certified_pct / 100.0 if s.prover and table3 else math.nan
+        return RadiusSummary(
+            **counts(records, failures),
+            examples=len(results), attacked=attacked, skipped=sum(1 for r in results if r.skipped),
+            queries=sum(r.queries for r in records), falsified_r1=falsified_share(results, 1),
+            certified_r1=certified, table2=attack_table(results, s.methods),
+            optimality=optimality_table(results, s.methods) if s.prover else (),
+            table3=table3 if s.prover else (), bounds=bounds_summary(results) if s.prover else None,
+            curves=yield_curves(results, s.methods, s.max_radius),
+            throughput=throughput_summary(results) if s.prover else None)
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        return radius_section(cast(RadiusSummary, summary), [cast(RadiusRecord, r).result for r in records],
+                              label_names)
+
+
+def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_names: Sequence[str]) -> dict[str, Any]:
+    """The report section of the radius analysis (tables narrow enough for 80 columns)."""
+    from textrobust.analyses.figures import line_chart, stacked_bar_chart
+    from textrobust.analyses.sections import example_row, figure, headline, table
+
+    pdp = next((row for row in s.table2 if row.method == "pdp"), None)
+    b = s.bounds
+    heads = [headline("examples attacked (correctly classified)", s.attacked, "int"),
+             headline("falsified at r = 1 (one word flips it)", s.falsified_r1, "%"),
+             headline("certified at r = 1 (prover)", s.certified_r1, "%")]
+    if pdp is not None:
+        heads.append(headline("PDP success rate", pdp.succ_rate, "%", "within the cap floor(tau n)"))
+    if b is not None:
+        heads += [headline("mean lower bound on R (prover)", b.mean_lower, "float"),
+                  headline(f"mean upper bound on R (PDP etc., {b.with_upper} known)", b.mean_upper, "float"),
+                  headline("R exact (bounds meet)", b.exact_share, "%")]
+    tables = [table("Table 2: attacks (upper bounds); %: of attacked",
+                    ["method", "succ", "succ %", "wins", "%S", "words", "queries", "s"],
+                    [[r.method, r.succ, 100.0 * r.succ_rate, r.wins, r.percent_substituted, r.mean_l0,
+                      r.mean_queries, r.mean_seconds] for r in s.table2])]
+    if s.optimality:
+        tables.append(table("attacks against the prover (violations must be 0)",
+                            ["method", "optimal", "exact", "missed", "violations"],
+                            [[o.method, o.optimal, o.exact, o.missed, o.violations] for o in s.optimality]))
+    if s.table3:
+        tables.append(table("Table 3: verdicts per radius r (%, mean s)",
+                            ["r", "%F", "s F", "%C", "s C", "%U", "s U"],
+                            [[t.r, t.found_pct, t.found_seconds, t.certified_pct, t.certified_seconds,
+                              t.unknown_pct, t.unknown_seconds] for t in s.table3]))
+    if b is not None and s.throughput is not None:
+        th = s.throughput
+        exact = ", ".join(f"R={k}: {v}" for k, v in b.exact_radius_counts.items()) or "-"
+        tables.append(table("bounds on R; prover speed", ["metric", "value"], [
+            ["examples with bounds", b.examples], ["mean lower bound", b.mean_lower],
+            [f"mean upper bound ({b.with_upper} with one)", b.mean_upper],
+            ["R exact, %", 100.0 * b.exact_share], ["R exact, by value", exact],
+            ["robust on all of Omega, %", 100.0 * b.robust_everywhere_share],
+            ["time limit hit (some r unknown)", s.budget_exhausted], ["errors", s.errors],
+            ["prover texts checked", th.texts], ["prover texts / s", th.texts_per_second],
+            ["prover time in forward passes, %", 100.0 * th.forward_share]]))
+    figures = []
+    if s.table3:
+        figures.append(figure("Verdicts per radius", stacked_bar_chart(
+            [f"r={t.r}" for t in s.table3],
+            {"certified": [t.certified_pct / 100.0 for t in s.table3],
+             "unknown": [t.unknown_pct / 100.0 for t in s.table3],
+             "falsified": [t.found_pct / 100.0 for t in s.table3]},
+            title="share of examples certified / unknown / falsified", ylabel="examples", percent=True),
+            "certified: the prover checked all of Omega_r; falsified: an adversarial example with at most "
+            "r words is known (PDP or the prover); unknown: the time limit stopped the prover."))
+    if s.attacked:
+        series = {f"{m} (upper bound)": (list(s.curves.radii), [v / 100.0 for v in values])
+                  for m, values in s.curves.methods.items()}
+        if s.curves.certified is not None:
+            series["certified (lower bound)"] = (list(s.curves.radii), [v / 100.0 for v in s.curves.certified])
+        figures.append(figure("Robust share by radius: attacks bound it from above, the prover from below",
+                              line_chart(series, title="examples whose Omega_r holds no adversarial example",
+                                         xlabel="r (words substituted)", ylabel="examples", percent=True),
+                              "Figure 4 of the paper, with the prover's certified share added."))
+    examples = []
+    for r in results:
+        pdp_outcome = r.outcome("pdp")
+        if pdp_outcome is None or not pdp_outcome.success or pdp_outcome.perturbed is None:
+            continue
+        bounds = None if r.prover is None else r.prover.bounds
+        note = f"PDP: {pdp_outcome.l0} word(s)" + ("" if bounds is None else
+                                                    f"; R in [{bounds.lower}, {bounds.upper}]")
+        examples.append(example_row(r.example_id, "falsified", label_names, r.label, r.text, pdp_outcome.perturbed,
+                                    r.predicted, None, note))
+        if len(examples) >= 12:
+            break
+    # risk: the share of attacked examples falsified at r = 1, i.e. with a known adversarial
+    # example that substitutes a single word: robustness failed at the smallest radius.
+    risk = None if math.isnan(s.falsified_r1) else s.falsified_r1
+    point = None if risk is None else (
+        f"{s.falsified_r1:.0%} of {s.attacked} correctly classified examples flip with one substituted synonym"
+        + ("" if math.isnan(s.certified_r1) else f"; the prover certified {s.certified_r1:.0%} at r = 1") + ".")
+    return {"headline": heads, "tables": tables, "figures": figures, "examples": examples, "risk": risk,
+            "point": point}
+
+
+# ---- PR -----------------------------------------------------------------------------------------------
+class PRMetricSettings(Settings):
+    """The PR metric (field names are the ``textrobust pr`` options).
+
+    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``: ``S(X, p)``;
+    ``epsilon``/``delta``: the Hoeffding guarantee; ``samples``: N per example (None: the
+    smallest N that guarantees ``epsilon``, 4,794 for the paper's 0.025 and 0.005; fewer
+    samples are faster and guarantee a larger eps, which the summary reports);
+    ``fraction``: r as a share of the length; ``threshold``: report the share with PR above
+    it; ``exact_limit``: enumerate spaces up to this size (None: N); ``batch_size``: texts
+    per query-layer call.
+    """
+
+    n: int | None = Field(default=50, ge=0)
+    eta: int = Field(default=5, ge=1)
+    min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
+    skip_stop_words: bool = True
+    epsilon: float = Field(default=0.025, gt=0.0, lt=1.0)
+    delta: float = Field(default=0.005, gt=0.0, lt=1.0)
+    samples: int | None = Field(default=None, ge=1, le=100_000_000)
+    fraction: float = Field(default=0.25, gt=0.0, le=1.0)
+    threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    exact_limit: int | None = Field(default=None, ge=0)
+    batch_size: int = Field(default=1024, ge=1, le=1_000_000)
+
+    def method_settings(self, seed: int) -> PRSettings:
+        """The settings of :class:`~textrobust.radius.analysis.PRAnalysis`."""
+        return PRSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
+                          epsilon=self.epsilon, delta=self.delta, samples=self.samples, fraction=self.fraction,
+                          exact_limit=self.exact_limit, batch_size=self.batch_size, seed=seed)
+
+
+@dataclass(frozen=True)
+class PRRecord(Record):
+    """One example of the PR metric (status ``skipped``: misclassified; ``scored``)."""
+
+    result: PRResult
+
+
+@dataclass(frozen=True)
+class PRSummary(Summary):
+    """PR over the scored examples, and the guarantee of the sample size used: ``samples``
+    (N per sampled example), ``epsilon`` (the eps N guarantees at confidence
+    ``1 - delta``), ``epsilon_requested`` and ``samples_needed`` (the N it needs)."""
+
+    examples: int
+    queries: int
+    samples: int
+    delta: float
+    epsilon: float
+    epsilon_requested: float
+    samples_needed: int
+    guaranteed: bool
+    pr: PRStats
+
+
+class PRMetricAnalysis(Analysis):
+    """PR_hat, the share of Omega_r a victim still classifies right, with its guarantee."""
+
+    name = "pr"
+    title = "PR: the share of the perturbation space classified right"
+    paper = _PAPER + ": the PR metric with Hoeffding's sample size (equations 6-9), Figure 5."
+    settings_type = PRMetricSettings
+    record_type = PRRecord
+
+    def __init__(self, settings: Any = None, *, source: CandidateSource | None = None) -> None:
+        """``source`` replaces the cleaned WordNet synonyms (any CandidateSource)."""
+        super().__init__(settings)
+        self.source = source
+
+    def _method(self, victim: Any, seed: int) -> PRAnalysis:
+        s = cast(PRMetricSettings, self.settings)
+        return PRAnalysis(victim, s.method_settings(seed), source=self.source)
+
+    def describe(self) -> dict[str, Any]:
+        method = self._method(None, 0).describe()
+        return {**super().describe(), "source": method["source"], "samples": method["samples"],
+                "guaranteed": method["guaranteed"]}
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        s = cast(PRMetricSettings, self.settings)
+        method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed)
+
+        def analyse(example: Example) -> PRRecord:
+            began = time.perf_counter()
+            result = method.analyse(example)
+            return PRRecord(example.id, "skipped" if result.skipped else "scored", result.queries,
+                            time.perf_counter() - began, result)
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> PRSummary:
+        s = cast(PRMetricSettings, self.settings)
+        config = s.method_settings(0).pr_config()
+        results = [cast(PRRecord, r).result for r in records]
+        return PRSummary(**counts(records, failures), examples=len(results), queries=sum(r.queries for r in records),
+                         samples=config.sample_size(), delta=s.delta, epsilon=config.guaranteed_epsilon(),
+                         epsilon_requested=s.epsilon, samples_needed=hoeffding_samples(s.epsilon, s.delta),
+                         guaranteed=config.guaranteed(), pr=pr_summary(results, s.threshold))
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        return pr_section(cast(PRSummary, summary), [cast(PRRecord, r).result for r in records],
+                          cast(PRMetricSettings, self.settings).fraction)
+
+
+def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> dict[str, Any]:
+    """The report section of the PR metric; every figure states the eps that the sample
+    size actually guarantees (not the requested one)."""
+    from textrobust.analyses.figures import violin_chart
+    from textrobust.analyses.sections import figure, headline, table
+
+    p = s.pr
+    heads = [headline("examples scored (correctly classified)", p.scored, "int"),
+             headline("mean PR", p.mean_pr, "%"),
+             headline("median PR", p.quantiles.get("median", math.nan), "%"),
+             headline(f"share with PR > {p.threshold:g}", p.share_above_threshold, "%"),
+             headline(f"eps: |PR_hat - PR| < eps w.p. {1 - s.delta:.1%} at N = {s.samples:,}", s.epsilon, "%",
+                      None if s.guaranteed else f"requested {s.epsilon_requested:g} needs N >= {s.samples_needed:,}")]
+    rows = [["N, samples per example", s.samples], ["delta", f"{s.delta:g}"],
+            ["eps guaranteed by N", f"{s.epsilon:.4f}"], ["eps requested", f"{s.epsilon_requested:g}"],
+            ["N the requested eps needs", s.samples_needed], ["computed exactly (small)", p.exact],
+            ["skipped (misclassified)", p.skipped], ["errors", s.errors], ["min PR, %", 100.0 * p.quantiles["min"]],
+            ["q25 PR, %", 100.0 * p.quantiles["q25"]], ["mean radius r (words)", p.mean_radius],
+            ["seconds per example", p.mean_seconds]]
+    values = [r.estimate.pr for r in results if r.estimate is not None]
+    figures = []
+    if values:
+        figures.append(figure("PR over the examples (Figure 5)", violin_chart(
+            {f"r = {fraction:.0%} of length": values}, title="PR_hat per example", ylabel="PR_hat", percent=True),
+            f"PR_hat: the share of N = {s.samples:,} texts drawn from Omega_r that keep the label (exact for small "
+            f"spaces); within eps = {s.epsilon:.3f} of PR with probability {1 - s.delta:.1%}."))
+    # risk: 1 - mean PR, the expected share of Omega_r that is misclassified: the chance that
+    # a random substitution of r words flips a correctly classified example.
+    risk = None if math.isnan(p.mean_pr) else 1.0 - p.mean_pr
+    point = None if risk is None else (
+        f"With up to {fraction:.0%} of the words replaced by synonyms, {risk:.1%} of the texts are "
+        f"misclassified on average (mean PR_hat {p.mean_pr:.3f} +- {s.epsilon:.3f}, N = {s.samples:,}).")
+    return {"headline": heads, "tables": [table("PR and its guarantee", ["metric", "value"], rows)],
+            "figures": figures, "examples": [], "risk": risk, "point": point}

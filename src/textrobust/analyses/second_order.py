@@ -1,0 +1,231 @@
+"""Second-order attacks over a data set, on the analysis protocol.
+
+Zhang, Zhao, Zhang, Chang and Hsieh, "Double Perturbation: On the Robustness of Robustness
+and Counterfactual Bias Evaluation", NAACL 2021 (../shared/papers/double-perturbation-
+second-order-robustness-and-bias.txt), Section 3: for each test sentence ``x0``, choose a
+synonym patch ``p`` and search Neighbor_k(x0) for a *vulnerable* ``x~0`` whose label the
+single swap ``p`` flips. The method is :mod:`textrobust.second_order`; this module only
+adapts it to the protocol: one unit per example, a :class:`SecondOrderRecord` holding the
+typed :class:`~textrobust.second_order.SecondOrderResult`, the engine's attack metrics
+as the summary (:func:`textrobust.second_order.summary`).
+
+Departures from the paper: the neighbourhood's fill-in model is MiniLM with the project's
+trained masked-LM head by default (the paper: BERT); ``causal_rescore`` (Gemma 3 270M) has
+better recall but takes minutes per sentence. Multi-class victims use the generalised goal
+of :mod:`textrobust.second_order.goal`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic import Field
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.attack.problem import Search
+from textrobust.attack.results import Status
+from textrobust.data.examples import Example
+from textrobust.errors import ConfigError
+from textrobust.fill_in.registry import DEFAULT_FILL_IN
+from textrobust.second_order.analysis import SecondOrderResult
+
+__all__ = ["DEFAULT_MAX_K", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
+           "check_fill_in", "second_order_search"]
+
+#: The most words a search changes when ``max_k`` is not given (the paper's settings).
+DEFAULT_MAX_K = {"so-beam": 6, "so-enum": 2, "random": 6}
+
+
+class SecondOrderSettings(Settings):
+    """A second-order attack: the search ``method`` (so-beam, so-enum, random), the first
+    ``n`` examples, a victim query ``budget`` per example (each scored neighbour costs
+    two), the ``fill_in`` model of the neighbourhoods, SO-Beam's ``beam_width``, the most
+    words changed ``max_k`` (None: 6, SO-Enum 2), Algorithm 1's ``kappa`` and ``delta``,
+    an extra total-variation ``min_gap`` (0: the paper), and ``quality`` (perplexity of
+    ``x0`` and of the vulnerable example under Gemma; slower)."""
+
+    method: str = "so-beam"
+    n: int | None = Field(default=20, ge=0)
+    budget: int | None = Field(default=50_000, ge=1)
+    fill_in: str = DEFAULT_FILL_IN
+    beam_width: int = Field(default=20, ge=1)
+    max_k: int | None = Field(default=None, ge=1)
+    kappa: int = Field(default=20, ge=1)
+    delta: float = Field(default=3.0, ge=0.0)
+    min_gap: float = Field(default=0.0, ge=0.0, le=1.0)
+    quality: bool = True
+
+
+@dataclass(frozen=True)
+class SecondOrderRecord(Record):
+    """One example under a second-order attack (status: succeeded, failed, or skipped
+    when no synonym patch applies)."""
+
+    result: SecondOrderResult
+    budget_exhausted: bool = False
+
+
+@dataclass(frozen=True)
+class SecondOrderSummary(Summary):
+    """The engine's attack metrics over the second-order results (success rate =
+    vulnerable examples found / attacked; skipped = no patch applies; NaN when there is
+    nothing to average), plus how many successes were ``x0`` itself and the fill-in
+    requests per attacked example."""
+
+    examples: int
+    succeeded: int
+    failed: int
+    skipped: int
+    success_rate: float
+    vulnerable_at_start: int
+    l0: float
+    words_perturbed: float
+    queries_per_example: float
+    fill_requests_per_example: float
+    median_perplexity_before: float
+    median_perplexity_after: float
+    seconds_per_example: float
+
+
+def check_fill_in(name: str, owner: str) -> None:
+    """``name`` must be a registered fill-in or a local masked-LM folder (checked without
+    loading it); the message names ``owner``'s ``fill_in`` parameter."""
+    from textrobust.fill_in.registry import FILL_INS
+
+    if name in FILL_INS or Path(name).expanduser().exists() or "/" in name or "\\" in name:
+        return
+    raise ConfigError(f"The 'fill_in' parameter of {owner} must be one of {FILL_INS.names()} or the folder of a "
+                      f"local Hugging Face masked LM. Got {name!r} instead.")
+
+
+def second_order_search(settings: SecondOrderSettings, seed: int) -> Search:
+    """The search of ``settings.method`` with its settings (the random baseline seeded)."""
+    from textrobust.second_order import SECOND_ORDER_SEARCHES
+
+    k = settings.max_k if settings.max_k is not None else DEFAULT_MAX_K[settings.method]
+    factory = SECOND_ORDER_SEARCHES.get(settings.method)
+    if settings.method == "so-beam":
+        return factory(beam_width=settings.beam_width, max_k=k)
+    if settings.method == "random":
+        return factory(max_k=k, seed=seed)
+    return factory(max_k=k)
+
+
+class SecondOrderAnalysis(Analysis):
+    """Second-order attack (SO-Beam, SO-Enum or the random baseline) on every example."""
+
+    name = "second-order"
+    title = "Second-order robustness"
+    paper = ("Zhang, Zhao, Zhang, Chang and Hsieh, \"Double Perturbation: On the Robustness of Robustness "
+             "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 3, Algorithms 1-2).")
+    settings_type = SecondOrderSettings
+    record_type = SecondOrderRecord
+
+    def __init__(self, settings: Any = None) -> None:
+        super().__init__(settings)
+        from textrobust.second_order import SECOND_ORDER_SEARCHES
+
+        if self.settings.method not in SECOND_ORDER_SEARCHES:
+            raise ConfigError(f"The 'method' parameter of SecondOrderSettings must be one of "
+                              f"{SECOND_ORDER_SEARCHES.names()}. Got {self.settings.method!r} instead.")
+        check_fill_in(self.settings.fill_in, "SecondOrderSettings")
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "search": repr(second_order_search(self.settings, 0))}
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        from textrobust.second_order import Neighbourhood, PatchFinder, SecondOrderAttack, add_perplexity
+        from textrobust.second_order.neighbourhood import load_fill_in
+
+        s = self.settings
+        layer = context.layer
+        neighbourhood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
+        attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
+                                   patches=PatchFinder(layer), budget=s.budget, min_gap=s.min_gap, name=s.method)
+        lm = None
+        if s.quality:
+            from textrobust.lm import CausalLM
+
+            lm = CausalLM.default()
+
+        def analyse(example: Example) -> SecondOrderRecord:
+            result = attack.attack(example)
+            if lm is not None:
+                result = add_perplexity(result, lm)
+            return SecondOrderRecord(example.id, result.status.value, result.queries, result.seconds, result,
+                                     result.budget_exhausted)
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> SecondOrderSummary:
+        from textrobust.second_order import summary
+
+        s = summary([cast(SecondOrderRecord, r).result for r in records])
+        return SecondOrderSummary(
+            **counts(records, failures), examples=s["examples"], succeeded=s["succeeded"], failed=s["failed"],
+            skipped=s["skipped"], success_rate=s["success_rate"], vulnerable_at_start=s["vulnerable_at_start"],
+            l0=s["l0"], words_perturbed=s["words_perturbed"], queries_per_example=s["queries_per_example"],
+            fill_requests_per_example=s["fill_requests_per_example"],
+            median_perplexity_before=s["median_perplexity_before"],
+            median_perplexity_after=s["median_perplexity_after"], seconds_per_example=s["seconds_per_example"])
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        return second_order_section(cast(SecondOrderSummary, summary),
+                                    [cast(SecondOrderRecord, r).result for r in records], label_names,
+                                    self.settings.method)
+
+
+def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],
+                         method: str) -> dict[str, Any]:
+    """The report section of a second-order attack. Example rows show the vulnerable
+    ``x~0`` and its patched twin ``x~0 (+) p`` with their predictions (the flip the
+    single synonym swap causes); the note gives the test sentence ``x0``."""
+    from textrobust.analyses.figures import bar_chart
+    from textrobust.analyses.sections import example_row, figure, headline, table
+
+    heads = [headline("second-order success rate", s.success_rate, "%", "vulnerable neighbour found / attacked"),
+             headline("vulnerable examples found", s.succeeded, "int"),
+             headline("x0 itself vulnerable", s.vulnerable_at_start, "int", "successes with l0 = 0"),
+             headline("words changed (l0)", s.l0, "float", "mean over successes"),
+             headline("queries per example", s.queries_per_example, "float"),
+             headline("fill-in requests per example", s.fill_requests_per_example, "float")]
+    rows = [["vulnerable example found", s.succeeded], ["not found", s.failed],
+            ["skipped (no synonym patch)", s.skipped], ["budget exhausted", s.budget_exhausted],
+            ["errors", s.errors], ["median perplexity before", s.median_perplexity_before],
+            ["median perplexity after", s.median_perplexity_after], ["seconds per example", s.seconds_per_example]]
+    figures = []
+    if results:
+        figures.append(figure("How the attacks ended", bar_chart(
+            ["found", "not found", "skipped", "budget exhausted", "errors"],
+            [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
+            title=f"{method}: outcomes", xlabel="", ylabel="examples")))
+        l0 = [r.l0 for r in results if r.status is Status.SUCCEEDED]
+        if l0:
+            top = max(l0)
+            figures.append(figure("Words changed from x0 to the vulnerable example", bar_chart(
+                [str(k) for k in range(top + 1)], [l0.count(k) for k in range(top + 1)],
+                title="words changed (l0; 0 = x0 itself)", xlabel="words changed", ylabel="successes"),
+                "l0 = 0: the test sentence itself is flipped by the patch (a first-order adversarial example)."))
+    successes = sorted((r for r in results if r.status is Status.SUCCEEDED and r.patch is not None),
+                       key=lambda r: r.l0 == 0)  # neighbours first, x0 itself last
+    examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.vulnerable,
+                            r.patch.apply(r.vulnerable), _argmax(r.vulnerable_probabilities),
+                            _argmax(r.vulnerable_patched_probabilities),
+                            f"patch {r.patch.source} -> {r.patch.target}; " +
+                            ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}"))
+                for r in successes if r.patch is not None][:12]
+    risk = s.success_rate if not math.isnan(s.success_rate) else None
+    point = None if risk is None else (
+        f"{method}: for {s.succeeded} of {s.succeeded + s.failed} test sentences a natural neighbour is flipped "
+        f"by a single synonym swap (second-order, Zhang et al. 2021).")
+    return {"headline": heads, "tables": [table("outcomes and cost", ["metric", "value"], rows)],
+            "figures": figures, "examples": examples, "risk": risk, "point": point}
+
+
+def _argmax(values: Sequence[float] | None) -> int | None:
+    return None if not values else max(range(len(values)), key=lambda i: values[i])

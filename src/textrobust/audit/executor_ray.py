@@ -1,0 +1,257 @@
+"""The ``ray`` executor: one Ray actor per worker, on this machine or on a cluster.
+
+With ``address=None`` the executor starts a private local Ray instance with
+``num_cpus=workers``, its files in a fresh folder under ``/tmp``, bound to 127.0.0.1,
+without dashboard and with usage statistics off (nothing leaves the machine), and shuts it
+down on :meth:`RayExecutor.close`. With ``address="auto"`` or a head address it joins a
+running cluster and leaves it running; textrobust must be installed on every node. If Ray
+is already initialised in this process, the executor uses that instance and leaves it
+running.
+
+Each actor (``num_cpus=1``) builds its worker lazily on its first unit and keeps it for
+every later unit of the same spec. At most two units per actor are in flight; results are
+collected with ``ray.wait``. An actor that dies ends the map with
+:class:`~textrobust.audit.executors.WorkerLost`; closing a map early, a KeyboardInterrupt
+or a lost actor kills every actor (the next ``map`` starts new ones).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Any
+
+from textrobust.audit.executor_process import limit_threads
+from textrobust.audit.executors import (
+    Outcome,
+    Unit,
+    WorkerBuildError,
+    WorkerLost,
+    WorkerSpec,
+    call_worker,
+    check_workers,
+    count_remaining,
+    pickled_spec,
+    single_map_guard,
+)
+from textrobust.errors import ConfigError, MissingDependencyError, TextRobustError
+from textrobust.runner import error_payload
+
+__all__ = ["RayExecutor"]
+
+_PER_WORKER = 2
+_WAIT_SECONDS = 1.0  # ray.wait in slices, so Ctrl-C is seen promptly
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependencyError("ray", "The 'ray' executor", "pip install 'textrobust[ray]'") from None
+    return ray
+
+
+class _RayWorker:
+    """The actor (made remote by :class:`RayExecutor`): holds one built worker; ``prepare``
+    sets the spec, ``run`` runs one unit."""
+
+    def __init__(self) -> None:
+        import ray
+
+        limit_threads()
+        self.name = "ray-" + ray.get_runtime_context().get_actor_id()[:8]
+        self._key: str | None = None
+        self._spec: bytes = b""
+        self._worker: Any = None
+
+    def prepare(self, key: str, spec: bytes) -> str:
+        if key != self._key:
+            self._worker = None  # free the old worker before the new one is built
+            self._key, self._spec = key, spec
+        return self.name
+
+    def run(self, payload: Any) -> tuple[Any, ...]:
+        if self._worker is None:
+            try:
+                self._worker = pickle.loads(self._spec).build()
+            except Exception as exc:
+                return ("build_error", self.name, error_payload(exc))
+        value, error, seconds, queries = call_worker(self._worker, payload)
+        try:
+            pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            wrapped = TypeError(f"The worker's return value cannot be pickled: {type(exc).__name__}: {exc}")
+            value, error = None, error_payload(wrapped)
+        return ("done", self.name, value, error, seconds, queries)
+
+
+class RayExecutor:
+    """``workers`` Ray actors (default: one per CPU of the instance); see the module docstring."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        ray = _import_ray()
+        workers = check_workers(workers)
+        self.address = address
+        self._owns_ray = False
+        self._temp_dir: str | None = None
+        self._actors: list[Any] = []
+        self._prepared: dict[int, str] = {}  # actor index -> spec key it holds
+        self._names: dict[int, str] = {}  # actor index -> "ray-<actor id prefix>"
+        self._mapping = False
+        if not ray.is_initialized():
+            self._init(workers, address)
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if workers is None:
+            workers = max(cpus, 1)
+        elif workers > cpus:
+            self.close()
+            raise ConfigError(
+                f"The '--workers' option asks for {workers} Ray actors of one CPU each, but the Ray "
+                f"instance has {cpus} CPU(s). Got {workers} instead; give at most {cpus}."
+            )
+        self.workers = workers
+
+    def _init(self, workers: int | None, address: str | None) -> None:
+        ray = _import_ray()
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report over the network
+        try:
+            if address is None:
+                self._temp_dir = tempfile.mkdtemp(prefix="trray-", dir="/tmp")
+                ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                         ignore_reinit_error=True, logging_level=logging.WARNING, _temp_dir=self._temp_dir,
+                         _node_ip_address="127.0.0.1")
+            else:
+                ray.init(address=address, log_to_driver=False, ignore_reinit_error=True,
+                         logging_level=logging.WARNING)
+        except Exception as exc:
+            self._remove_temp_dir()
+            where = "a local Ray instance" if address is None else f"the Ray cluster at {address!r} (--address)"
+            raise TextRobustError(f"Could not start or reach {where}: {type(exc).__name__}: {exc}") from exc
+        self._owns_ray = True
+
+    # ---- actors ----------------------------------------------------------------------------------
+    def _start(self) -> list[Any]:
+        if not self._actors:
+            actor = _import_ray().remote(num_cpus=1, max_restarts=0)(_RayWorker)
+            self._actors = [actor.remote() for _ in range(self.workers)]
+            self._prepared, self._names = {}, {}
+        return self._actors
+
+    def _kill_actors(self) -> None:
+        ray = _import_ray()
+        actors, self._actors, self._prepared, self._names = self._actors, [], {}, {}
+        for actor in actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # already dead, or Ray is gone
+                pass
+
+    def close(self) -> None:
+        """Kill the actors; shut Ray down if this executor started it."""
+        ray = _import_ray()
+        if ray.is_initialized():
+            self._kill_actors()
+        self._actors, self._prepared = [], {}
+        if self._owns_ray:
+            self._owns_ray = False
+            ray.shutdown()
+            self._remove_temp_dir()
+
+    def _remove_temp_dir(self) -> None:
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
+
+    # ---- the map ---------------------------------------------------------------------------------
+    def map(self, spec: WorkerSpec, units: Sequence[Unit]) -> Iterator[Outcome]:
+        single_map_guard(self)
+        # cloudpickle (shipped with Ray) sends classes defined in __main__ or a notebook by value
+        return self._map(spec, units, *pickled_spec(spec, self.name, _import_ray().cloudpickle.dumps))
+
+    def _map(self, spec: WorkerSpec, units: Sequence[Unit], key: str, blob: bytes) -> Iterator[Outcome]:
+        single_map_guard(self)
+        ray = _import_ray()
+        if not ray.is_initialized():
+            raise TextRobustError("Ray was shut down under this executor; make a new one (make_executor('ray')).")
+        self._mapping = True
+        finished = False
+        try:
+            actors = self._start()
+            spec_ref = None
+            for index, actor in enumerate(actors):
+                if self._prepared.get(index) != key:
+                    spec_ref = spec_ref if spec_ref is not None else ray.put(blob)
+                    actor.prepare.remote(key, spec_ref)  # actor calls run in submission order
+                    self._prepared[index] = key
+            holding: list[int] = [0] * len(actors)
+            pending: dict[Any, tuple[Unit, int]] = {}  # ref -> (unit, actor index)
+            todo = iter(units)
+            exhausted = False
+            submitted = 0
+            while True:
+                while not exhausted and len(pending) < _PER_WORKER * len(actors):
+                    unit = next(todo, None)
+                    if unit is None:
+                        exhausted = True
+                        break
+                    index = min(range(len(actors)), key=holding.__getitem__)
+                    pending[actors[index].run.remote(unit.payload)] = (unit, index)
+                    holding[index] += 1
+                    submitted += 1
+                if not pending:
+                    break
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_SECONDS)
+                if not ready:
+                    continue
+                ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
+                lost: tuple[str, str] | None = None
+                failure: Exception | None = None
+                for ref in ready:
+                    unit, index = pending.pop(ref)
+                    holding[index] -= 1
+                    try:
+                        message = ray.get(ref)
+                    except ray.exceptions.RayError as exc:  # the actor died (or Ray lost it)
+                        pending[ref] = (unit, index)  # still unfinished
+                        lost = lost or (self._names.get(index, f"actor {index + 1} of {len(actors)}"), _brief(exc))
+                        continue
+                    if message[0] == "build_error":
+                        failure = failure or WorkerBuildError(message[1], message[2])
+                        continue
+                    _, worker, value, error, seconds, queries = message
+                    self._names[index] = worker
+                    yield Outcome(unit, value, error, seconds, queries, worker)
+                if failure is not None:
+                    raise failure
+                if lost is not None:
+                    in_flight = [unit.id for unit, _ in pending.values()]
+                    raise WorkerLost(lost[0], lost[1], in_flight, count_remaining(units, submitted))
+            finished = True
+        finally:
+            self._mapping = False
+            if not finished and ray.is_initialized():
+                self._kill_actors()
+
+    def __enter__(self) -> RayExecutor:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RayExecutor(workers={self.workers}, address={self.address!r})"
+
+
+
+
+def _brief(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -1,0 +1,93 @@
+"""Bounded cost per example: a limit on input length, applied before any analysis.
+
+A text longer than ``max_words`` words is, by policy, either cut to its first
+``max_words`` words (``truncate``, the default: the zoo's victims read at most their
+``max_length`` tokens anyway, so the cut changes nothing they see) or turned into a
+per-example error naming the limit (``error``). Without the limit one 50,000-word row
+makes a word-importance ranking build 50,000 texts of 50,000 words. The ids of cut
+examples are listed in ``summary.json``.
+
+>>> from textrobust.data.examples import Dataset, Example
+>>> from textrobust.text import Text
+>>> data = Dataset("d", (Example("a", Text.from_string("one two three four"), 0),), ("x",))
+>>> cut, report = limit_length(data, 2, "truncate")
+>>> str(cut[0].text), report.truncated
+('one two', ('a',))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from textrobust.data.examples import Dataset, Example
+from textrobust.errors import ConfigError
+from textrobust.text import Text, split_words
+
+__all__ = ["DEFAULT_MAX_WORDS", "LengthPolicy", "LengthReport", "default_max_words", "limit_length"]
+
+#: The limit for victims that do not say how much they read.
+DEFAULT_MAX_WORDS = 512
+
+
+class LengthPolicy(StrEnum):
+    TRUNCATE = "truncate"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class LengthReport:
+    """What the limit did: ids cut (``truncate``) or rejected (``error``)."""
+
+    max_words: int
+    policy: str
+    truncated: tuple[str, ...] = ()
+    rejected: tuple[str, ...] = ()
+
+
+def default_max_words(victim: Any) -> int:
+    """The victim's ``max_length`` (tokens it reads) when it has one, else 512."""
+    for owner in (victim, getattr(victim, "tokenizer", None), getattr(victim, "vocab", None)):
+        value = getattr(owner, "max_length", None)
+        if isinstance(value, int) and value > 0:
+            return max(value, 16)
+    return DEFAULT_MAX_WORDS
+
+
+def _cut(column: str, limit: int) -> str:
+    words, gaps = split_words(column)
+    if len(words) <= limit:
+        return column
+    out = [gaps[0]]
+    for word, gap in zip(words[:limit], gaps[1:limit + 1]):
+        out += [word, gap]
+    return "".join(out).rstrip()
+
+
+def _truncated(example: Example, limit: int) -> Example:
+    columns = [_cut(c, limit) for c in example.text.columns]
+    text = Text.from_pair(columns[0], columns[1]) if len(columns) == 2 else Text.from_string(columns[0])
+    frozen = [p for p in example.text.frozen if p < len(text)]
+    return replace(example, text=text.freeze(frozen))
+
+
+def limit_length(dataset: Dataset, max_words: int, policy: str | LengthPolicy = "truncate"
+                 ) -> tuple[Dataset, LengthReport]:
+    """``dataset`` with every text within ``max_words`` words per column (see the module)."""
+    if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
+        raise ConfigError(f"The '--max-words' option must be an integer >= 1. Got {max_words!r} instead.")
+    try:
+        policy = LengthPolicy(policy)
+    except ValueError:
+        raise ConfigError(f"The '--length-policy' option must be truncate or error. Got {policy!r} instead.") from None
+    long_ids = {e.id for e in dataset if any(len(split_words(c)[0]) > max_words for c in e.text.columns)}
+    if not long_ids:
+        return dataset, LengthReport(max_words, policy.value)
+    if policy is LengthPolicy.ERROR:
+        kept = tuple(e for e in dataset if e.id not in long_ids)
+        ordered = tuple(e.id for e in dataset if e.id in long_ids)
+        return replace(dataset, examples=kept), LengthReport(max_words, policy.value, rejected=ordered)
+    examples = tuple(_truncated(e, max_words) if e.id in long_ids else e for e in dataset)
+    ordered = tuple(e.id for e in dataset if e.id in long_ids)
+    return replace(dataset, examples=examples), LengthReport(max_words, policy.value, truncated=ordered)

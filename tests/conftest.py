@@ -1,0 +1,27 @@
+"""Test-suite settings: a Hypothesis profile for a noisy, shared 2-core CI machine.
+
+No test may depend on timing: the ``ci`` profile (used when ``CI`` is set, as in
+``.ci/run``) switches off Hypothesis's deadline and its too-slow and data-too-large health
+checks, bounds the examples and derandomises the runs so a CI failure reproduces.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    deadline=None,
+    max_examples=50,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    print_blob=True,
+)
+settings.register_profile(
+    "dev",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
