@@ -55,7 +55,6 @@ def run_attacks(args: argparse.Namespace) -> None:
     import torch
 
     from textrobust.analyses.attacks import QualityScorer, attack_dataset
-    from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.recipes import alzantot_2018, build_attack
     from textrobust.data import load_dataset
     from textrobust.lm import CausalLM
@@ -66,14 +65,12 @@ def run_attacks(args: argparse.Namespace) -> None:
         SecondOrderAttack,
         second_order_dataset,
     )
-    from textrobust.second_order.bae import fill_in_source, garg_2020
+    from textrobust.attack.recipes import garg_2020
     from textrobust.store import RunStore
     from textrobust.victims.query import QueryLayer
     from textrobust.zoo import load_victim
 
     torch.set_num_threads(args.threads)
-    if "fill_in" not in CANDIDATE_SOURCES:  # the lead registers it in the package; until then, here
-        CANDIDATE_SOURCES.add("fill_in", fill_in_source, "top-k words of a fill-in model (BAE)")
     dataset = load_dataset("rotten_tomatoes", split="test").take(args.n)
     lm = CausalLM.default()
     fill = _fill_in(args.fill_in) if set(args.methods) - {"genetic"} else None

@@ -253,6 +253,7 @@ def test_summary_of_no_records_is_nan_not_zero() -> None:
     values = {h["label"]: h["value"] for h in section["headline"]}
     assert values["in X_filter"] is None and values["largest |B| on X_filter at k=3"] is None
     assert section["figures"] == [] and all(t["rows"] == [] for t in section["tables"])
+    assert section["tables"][0]["title"].endswith("P(positive)") and "raise --n" in section["point"]
 
 
 def test_analysis_settings_are_validated() -> None:
@@ -265,6 +266,10 @@ def test_analysis_settings_are_validated() -> None:
     with pytest.raises(ConfigError, match="'fill_in'"):
         BiasAnalysis({"fill_in": "bert"})
     assert BiasAnalysis({"group": ["all"]}).settings.group == ("all",)
+    from textrobust.analyses.protocol import WorkerContext
+
+    with pytest.raises(ConfigError, match="'label'.*from 0 to 1"):
+        BiasAnalysis({"label": 2}).worker(WorkerContext(QueryLayer(biased_victim({})), ("negative", "positive")))
 
 
 def test_audit_run_resumes_the_bias_analysis(tmp_path: Path, table_fill_in: None) -> None:
@@ -302,6 +307,8 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, table_fil
     report = json.loads((out / "report.json").read_text())
     section = next(s for s in report["analyses"] if s["name"] == "bias")
     assert section["counts"]["units"] == 2  # the anchors of "he liked the film" and "his film"
+    again = CliRunner().invoke(app, ["bias", "--quiet", "--out", str(out), "--resume"], terminal_width=80)
+    assert again.exit_code == 0 and "0 computed, 2 resumed" in again.output, again.output
     bad = CliRunner().invoke(app, ["bias", "--group", "colour", "--out", str(tmp_path / "bad")], terminal_width=200)
     assert bad.exit_code == 2 and "--group" in bad.output
 

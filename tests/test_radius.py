@@ -709,8 +709,11 @@ def test_an_audit_runs_radius_and_pr_and_resumes(tmp_path) -> None:  # type: ign
     assert first["radius"].computed == 3 and first["pr"].computed == 3
     radius = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4}, source=source)
     pr = PRMetricAnalysis({"samples": 50}, source=source)
-    with pytest.raises(TextRobustError):  # n differs from the stored run
-        audit.run(victim, data, [radius, pr], tmp_path, progress=False, report=False, resume=True)
+    extended = audit.run(victim, data, [radius, pr], tmp_path, progress=False, report=False, resume=True)
+    assert extended["radius"].computed == len(examples) - 3 and extended["radius"].resumed == 3  # more n
+    with pytest.raises(TextRobustError):  # a setting other than n differs from the stored run
+        audit.run(victim, data, [RadiusBoundsAnalysis({"pso_pop": 9, "pso_iters": 4}, source=source)], tmp_path,
+                  progress=False, report=False, resume=True)
     second = audit.run(victim, data, [radius, pr], tmp_path / "all", progress=False, report=False)
     assert second["radius"].computed == len(examples)
     again = RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4}, source=source)

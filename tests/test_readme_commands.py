@@ -30,7 +30,8 @@ DEFAULT_OUT = {"evaluate": "runs/evaluate", "attack": "runs/attack", "audit": "r
 #: option -> the largest value the test lets a command use
 SMALL = {"--n": 2, "--epochs": 1, "--samples": 100}
 #: options added when a command has them and the README line does not give them
-ADDED = {"train": ["--epochs", "1"], "audit": ["--n", "2"], "demo": ["--n", "2"], "evaluate": ["--n", "50"]}
+ADDED = {"train": ["--epochs", "1"], "audit": ["--n", "2"], "demo": ["--n", "2"], "evaluate": ["--n", "50"],
+         "pr": ["--samples", "100"]}
 
 
 def tour_commands() -> list[tuple[str, bool]]:

@@ -341,7 +341,7 @@ def test_add_perplexity_uses_the_lm() -> None:
 
 # ---- BAE recipe and CLI wiring ------------------------------------------------------------------
 def test_bae_recipe_spec() -> None:
-    from textrobust.second_order.bae import garg_2020
+    from textrobust.attack.recipes import garg_2020
 
     spec = garg_2020()
     assert spec.source.name == "fill_in" and spec.source.kwargs() == {"k": 50}
@@ -499,7 +499,7 @@ def test_exports_and_light_import() -> None:
     public = {n for n in dir(package) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(package, n)).__name__ == "module"}
     assert public - modules - {"annotations"} == set(package.__all__)
-    code = ("import sys, textrobust.second_order, textrobust.cli.second_order, textrobust.second_order.bae, "
+    code = ("import sys, textrobust.second_order, textrobust.cli.second_order, textrobust.attack.recipes, "
             "textrobust.analyses.second_order\n"
             "print(','.join(m for m in ('torch', 'transformers', 'spacy', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

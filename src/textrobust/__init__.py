@@ -45,9 +45,14 @@ _LAZY = {
     "train_victim": "textrobust.zoo",
     "RunStore": "textrobust.store",
     "evaluate": "textrobust.analyses.evaluation",
+    "ANALYSES": "textrobust.analyses",
+    "Analysis": "textrobust.analyses.protocol",
+    "audit": "textrobust.audit",  # the module itself: textrobust.audit.run(...)
 }
 
 __all__ = [
+    "ANALYSES",
+    "Analysis",
     "AssetMissingError",
     "Capabilities",
     "CapabilityError",
@@ -74,6 +79,7 @@ __all__ = [
     "Victim",
     "VictimError",
     "__version__",
+    "audit",
     "evaluate",
     "load_dataset",
     "load_victim",
@@ -85,7 +91,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'textrobust' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    value = imported if module == f"textrobust.{name}" else getattr(imported, name)
     globals()[name] = value
     return value
 

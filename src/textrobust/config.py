@@ -22,7 +22,8 @@ def _describe(error: dict[str, Any], owner: str) -> str:
     if kind == "extra_forbidden":
         return f"The '{loc}' parameter is not known to {owner}."
     got = error.get("input")
-    return f"The '{loc}' parameter of {owner} {error.get('msg', 'is invalid')}. Got {got!r} instead."
+    message = str(error.get("msg", "is invalid")).removeprefix("Value error, ")
+    return f"The '{loc}' parameter of {owner} {message}. Got {got!r} instead."
 
 
 class Config(BaseModel):

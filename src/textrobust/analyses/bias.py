@@ -17,8 +17,10 @@ carries the tables, B against k (Figures 5 and 6, right) and the F_soft histogra
 (Figure 6, left and middle).
 
 Departures: the neighbourhood's fill-in model is MiniLM with the project's trained head
-by default (the paper: BERT); the seed of the sampled k is the run's ``--seed``. See
-:mod:`textrobust.bias.counterfactual` for the rest.
+by default (the paper: BERT); Neighbor_k is enumerated up to k = 1 and sampled above by
+default (the paper enumerates up to k = 2: 3-8 minutes per anchor on two shared cores
+against about 10 s; ``exact_up_to=2`` restores it); the seed of the sampled k is the
+run's ``--seed``. See :mod:`textrobust.bias.counterfactual` for the rest.
 """
 
 from __future__ import annotations
@@ -48,15 +50,17 @@ class BiasSettings(Settings):
     """Counterfactual token bias: the first ``n`` examples, the protected ``group`` s
     (gender, nationality, religion, sexual_orientation or all), the largest
     neighbourhood distance ``max_k`` (the paper: 3), Neighbor_k enumerated up to
-    ``exact_up_to`` (the paper: 2) and ``samples`` random walks per sentence above it,
+    ``exact_up_to`` and ``samples`` random walks per sentence above it (default 1, so the
+    command takes seconds per anchor; the paper's 2 enumerates Neighbor_2, minutes per
+    anchor on two cores),
     the X_filter threshold ``eps``, the class ``label`` of f_soft (None: the last label),
     ``both_directions`` (also sentences holding the second word), the ``fill_in`` model
     and Algorithm 1's ``kappa`` and ``delta``."""
 
-    n: int | None = Field(default=100, ge=0)
+    n: int | None = Field(default=50, ge=0)
     group: tuple[str, ...] = ("gender",)
     max_k: int = Field(default=3, ge=0)
-    exact_up_to: int = Field(default=2, ge=0)
+    exact_up_to: int = Field(default=1, ge=0)
     samples: int = Field(default=200, ge=1)
     eps: float = Field(default=0.005, gt=0)
     label: int | None = Field(default=None, ge=0)
@@ -136,6 +140,10 @@ class BiasAnalysis(Analysis):
 
         s = self.settings
         layer = context.layer
+        if s.label is not None and s.label >= layer.num_labels:
+            raise ConfigError(f"The 'label' parameter of BiasSettings must be a class index of the victim, "
+                              f"from 0 to {layer.num_labels - 1} ({', '.join(layer.label_names)}). "
+                              f"Got {s.label} instead.")
         config = self.config(context.seed)
         hood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
         # every registered protected word is kept out of the neighbourhoods (footnote 7)
@@ -167,24 +175,25 @@ class BiasAnalysis(Analysis):
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
         return bias_section(cast(BiasSummary, summary), [cast(BiasRecord, r).measure for r in records],
-                            label_names)
+                            label_names, self.settings.label)
 
 
 def _b(value: float) -> str | None:
     return None if math.isnan(value) else f"{value:+.4f}"
 
 
-def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names: Sequence[str]) -> dict[str, Any]:
+def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names: Sequence[str],
+                 label: int | None = None) -> dict[str, Any]:
     """The report section of the bias analysis: Table 5 on X_filter and on X_test, B
     against k, and the F_soft histograms of the pairs with the most test sentences. B
     cells are signed strings with four decimals (|B| is often below 0.01); the numbers
-    are in the summary."""
+    are in the summary. ``label``: the class of f_soft asked for (None: the last)."""
     from textrobust.analyses.figures import line_chart
     from textrobust.analyses.sections import figure, headline, table
 
     k = s.max_k
-    soft = ("the last label" if s.soft_class is None else label_names[s.soft_class]
-            if s.soft_class < len(label_names) else str(s.soft_class))
+    c = s.soft_class if s.soft_class is not None else label if label is not None else len(label_names) - 1
+    soft = str(label_names[c]) if 0 <= c < len(label_names) else str(c)
     in_filter = sum(1 for m in measures for p in m.partners if p.in_filter)
     measured = sum(len(m.partners) for m in measures)
     heads = [headline("anchors (test sentence x protected word)", s.units, "int"),
@@ -216,6 +225,9 @@ def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names:
     point = None if not s.largest_filter_pair else (
         f"Counterfactual bias: on test sentences where swapping a protected word changes nothing, the "
         f"neighbourhood at k={k} reveals B = {_b(s.largest_filter_bias)} for {s.largest_filter_pair}.")
+    if not s.units:
+        point = ("Counterfactual bias: no test sentence examined holds a protected word of the chosen groups "
+                 "exactly once; nothing was measured (raise --n).")
     return {"headline": heads, "tables": tables, "figures": figures, "examples": [], "risk": None, "point": point}
 
 
@@ -230,17 +242,17 @@ def _histograms(measures: Sequence[AnchorMeasure], rows: Sequence[PairRow], k: i
     for row in rows[:3]:
         subset = "filter" if row.originals.get("filter", 0) else "test"
         curves = {j: pair_histogram(measures, row.pair, j, subset=subset) for j in sorted({0, k})}
-        used = [i for _, counts in curves.values() for i in counts.nonzero()[0]]
+        used = [i for _, hist in curves.values() for i in hist.nonzero()[0]]
         if not used:
             continue
         lo, hi = max(min(used) - 2, 0), max(used) + 3
         series = {}
-        for j, (edges, counts) in curves.items():
-            hi_j = min(hi, len(counts))
-            total = counts.sum()
+        for j, (edges, hist) in curves.items():
+            hi_j = min(hi, len(hist))
+            total = hist.sum()
             if total:
                 centres = [(edges[i] + edges[i + 1]) / 2 for i in range(lo, hi_j)]
-                series[f"k={j}"] = (centres, [counts[i] / total for i in range(lo, hi_j)])
+                series[f"k={j}"] = (centres, [hist[i] / total for i in range(lo, hi_j)])
         name = "X_filter" if subset == "filter" else "X_test"
         out.append(figure(f"F_soft histogram of {row.pair} ({name})", line_chart(
             series, title=f"{row.pair}: F_soft on {name}", xlabel="F_soft(x; p)", ylabel="share of sentences")))

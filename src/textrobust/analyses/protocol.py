@@ -23,10 +23,13 @@ Adding an analysis is one module and one line in :data:`textrobust.analyses.ANAL
 from __future__ import annotations
 
 import dataclasses
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import field_validator
 
 from textrobust.config import Config
 from textrobust.records import encode
@@ -41,8 +44,23 @@ __all__ = ["Analysis", "Failure", "Record", "Settings", "Summary", "WorkerContex
 ERROR = "error"
 
 
+#: The largest whole number a setting may hold (JSON-safe; far beyond any real size).
+MAX_SETTING_INT = 2**53
+
+
 class Settings(Config):
-    """Base of every analysis's settings: frozen, typed, unknown keys rejected."""
+    """Base of every analysis's settings: frozen, typed, unknown keys rejected, whole
+    numbers at most :data:`MAX_SETTING_INT` in size (a huge ``n`` or budget is a typo),
+    real numbers finite."""
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded_ints(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SETTING_INT:
+            raise ValueError("must be at most 2^53 in size")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ from textrobust.radius.analysis import (
     yield_curves,
 )
 from textrobust.radius.pr import hoeffding_samples
-from textrobust.radius.prover import Sensitivity, Verdict
+from textrobust.attack.searches.exhaustive import Sensitivity, Verdict
 
 __all__ = ["PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
            "RadiusBoundsSettings", "RadiusRecord", "RadiusSummary"]

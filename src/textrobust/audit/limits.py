@@ -75,8 +75,9 @@ def _truncated(example: Example, limit: int) -> Example:
 def limit_length(dataset: Dataset, max_words: int, policy: str | LengthPolicy = "truncate"
                  ) -> tuple[Dataset, LengthReport]:
     """``dataset`` with every text within ``max_words`` words per column (see the module)."""
-    if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
-        raise ConfigError(f"The '--max-words' option must be an integer >= 1. Got {max_words!r} instead.")
+    if isinstance(max_words, bool) or not isinstance(max_words, int) or not 1 <= max_words <= 10_000_000:
+        raise ConfigError(f"The '--max-words' option must be an integer from 1 to 10,000,000. "
+                          f"Got {max_words!r} instead.")
     try:
         policy = LengthPolicy(policy)
     except ValueError:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext
@@ -33,9 +34,15 @@ if TYPE_CHECKING:
 
 __all__ = ["AnalysisResult", "AuditResult", "DEFAULT_ANALYSES", "AnalysisWorkerSpec", "rebuild_report", "run"]
 
-#: What ``textrobust audit`` runs with no configuration: sized to finish in a few minutes
-#: on 2 cores with the default victim.
-DEFAULT_ANALYSES: tuple[str, ...] = ("evaluate", "attack")
+#: What ``textrobust audit`` runs with no configuration, and with what settings: sized to
+#: finish in a few minutes on 2 cores with the default victim (the README says how long).
+DEFAULT_ANALYSES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "evaluate": {},
+    "attack": {"n": 20},
+    "second-order": {"n": 5},
+    "radius": {"n": 5},
+    "pr": {"n": 5},
+})
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,7 @@ def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str
 def run(
     victim: Any = "default",
     data: Any = "rotten_tomatoes",
-    analyses: Sequence[Analysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,
+    analyses: Sequence[Analysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,  # type: ignore[assignment]
     out: str | os.PathLike[str] = "runs/audit",
     *,
     split: str | None = None,

@@ -21,9 +21,9 @@ def accs_cmd(
         help="Constraint model: minilm (default), bertscore, word_mean, mpnet:<folder>, encoder:<folder>. Repeat "
              "for several (each adds the cost of its own sweeps: bertscore about as much as minilm).")] = None,
     n: Annotated[Optional[int], typer.Option(
-        help="Only the first n sentences: about 4 s each on average with minilm on 2 cores, up to a minute "
-             "for long ones, plus ~30 s of model loading (the paper: 100 per data set; more gives tighter "
-             "intervals).")] = 20,
+        help="Only the first n sentences (the paper: 100 per data set; more gives tighter intervals). Measured "
+             "with minilm on 2 cores shared with other jobs: n=2 in 2.5 min, n=20 in 11 min, model loading "
+             "included (long sentences cost up to a minute each, mostly the LM constraint).")] = 20,
     eps_start: Annotated[float, typer.Option(help="Lowest threshold.")] = 0.75,
     eps_stop: Annotated[float, typer.Option(help="Highest threshold.")] = 1.0,
     eps_step: Annotated[float, typer.Option(

@@ -98,8 +98,9 @@ def audit_cmd(
     ctx: typer.Context,
     config: Annotated[Optional[Path], typer.Option(help="An audit.toml: victim, data, analyses and their "
                                                         "settings (see `textrobust audit --help`).")] = None,
-    analyses: Annotated[Optional[str], typer.Option(help="Comma-separated analyses (default: "
-                                                          "evaluate,attack,...; see `textrobust list`).")] = None,
+    analyses: Annotated[Optional[str], typer.Option(help="Comma-separated analyses (default: evaluate, attack "
+                                                          "(n=20), second-order, radius, pr (n=5 each); see "
+                                                          "`textrobust list`).")] = None,
     n: Annotated[Optional[int], typer.Option(help="Examples per analysis (caps each analysis's own n).")] = None,
 ) -> None:
     """Audit a victim: every chosen analysis into one store and one report.html."""
@@ -118,7 +119,7 @@ def audit_cmd(
                                              for name, settings in file_config.get("analyses", {}).items()}
         if analyses is not None or not chosen:
             names = [a.strip() for a in (analyses or ",".join(DEFAULT_ANALYSES)).split(",") if a.strip()]
-            chosen = {name: chosen.get(name, {}) for name in names}
+            chosen = {name: {**DEFAULT_ANALYSES.get(name, {}), **chosen.get(name, {})} for name in names}
         unknown = [name for name in chosen if name not in ANALYSES]
         if unknown:
             raise ConfigError(f"Unknown analyses {unknown}. Known: {', '.join(ANALYSES.names())}.")

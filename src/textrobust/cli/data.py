@@ -43,8 +43,8 @@ def data(
                               "label_names": label_names, "skip_bad_rows": skip_bad_rows, "encoding": encoding,
                               "file_format": file_format}
     try:
-        if n < 0:
-            raise ConfigError(f"The '--n' option must be 0 or more. Got {n} instead.")
+        if not 0 <= n <= 2**53:
+            raise ConfigError(f"The '--n' option must be from 0 to 2^53. Got {n} instead.")
         dataset = DataSource.of(name, split=split, options=data_options(params)).load()
     except TextRobustError as exc:
         fail(exc)

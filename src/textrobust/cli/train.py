@@ -38,8 +38,8 @@ def train(
         check_seed(seed)
         if seed > 2**32 - 1:  # numpy's and torch's seeding take 32 bits
             raise ConfigError(f"The '--seed' option of train must be from 0 to 2^32-1. Got {seed} instead.")
-        if epochs is not None and epochs < 1:
-            raise ConfigError(f"The '--epochs' option must be 1 or more. Got {epochs} instead.")
+        if epochs is not None and not 1 <= epochs <= 10_000:
+            raise ConfigError(f"The '--epochs' option must be from 1 to 10000. Got {epochs} instead.")
         if out is not None:
             check_out(out)
         trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs)

@@ -4,12 +4,12 @@ PAC-style robustness metric PR.
 Yang, Huang, Ma, Cao, Zhang, Zhang and Li, "Quantifying Robustness to Adversarial Word
 Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt).
 
-- :mod:`~textrobust.radius.space`: the perturbation space ``Omega_r(X)``, exact sizes,
+- :mod:`~textrobust.attack.space`: the perturbation space ``Omega_r(X)``, exact sizes,
   lazy enumeration, exact uniform sampling; :class:`SpaceSource` for the engine's searches.
 - :mod:`~textrobust.radius.synonyms`: ``S(X, p)``, WordNet synonyms cleaned by
   counter-fitted cosine (HowNet is not available offline).
-- :mod:`~textrobust.radius.pdp`: Algorithm 1 (PDP) as a Search.
-- :mod:`~textrobust.radius.prover`: the simple prover and its Search form.
+- :mod:`~textrobust.attack.searches.pdp`: Algorithm 1 (PDP) as a Search.
+- :mod:`~textrobust.attack.searches.exhaustive`: the simple prover and its Search form.
 - :mod:`~textrobust.radius.pr`: PR_hat with Hoeffding's guarantee.
 - :mod:`~textrobust.radius.analysis`: the per-example analysis and its typed results,
   Tables 2-3 and Figure 4-5 data as pure functions of them (the ``radius`` and ``pr``
@@ -57,10 +57,10 @@ from textrobust.radius.analysis import (
     throughput_summary,
     yield_curves,
 )
-from textrobust.radius.cap import ModificationCap, modification_cap
-from textrobust.radius.pdp import PDPConfig, PseudoDynamicProgramming
+from textrobust.attack.cap import ModificationCap, modification_cap
+from textrobust.attack.searches.pdp import PDPConfig, PseudoDynamicProgramming
 from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr, hoeffding_epsilon, hoeffding_samples, pr_radius
-from textrobust.radius.prover import (
+from textrobust.attack.searches.exhaustive import (
     ExhaustiveProver,
     ExhaustiveSearch,
     ExhaustiveSearchConfig,
@@ -70,7 +70,7 @@ from textrobust.radius.prover import (
     Verdict,
     sensitivity_order,
 )
-from textrobust.radius.space import PerturbationSpace, SpaceSource, build_space, space_from_problem, space_rng
+from textrobust.attack.space import PerturbationSpace, SpaceSource, build_space, space_from_problem, space_rng
 from textrobust.radius.synonyms import CleanedSynonyms, CleanedSynonymsConfig
 
 __all__ = [

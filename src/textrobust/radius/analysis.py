@@ -7,15 +7,15 @@ Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt), Experimen
 Per example (:class:`RadiusAnalysis`):
 
 1. ``S(X, p)`` from :class:`~textrobust.radius.synonyms.CleanedSynonyms` (or any source)
-   gives the space ``Omega(X)`` (:func:`~textrobust.radius.space.build_space`).
+   gives the space ``Omega(X)`` (:func:`~textrobust.attack.space.build_space`).
 2. Every attack method runs on the *same* Problem: the candidates of the space
-   (:class:`~textrobust.radius.space.SpaceSource`), the untargeted goal and the same
-   modification cap ``floor(tau n)`` (:class:`~textrobust.radius.cap.ModificationCap`),
+   (:class:`~textrobust.attack.space.SpaceSource`), the untargeted goal and the same
+   modification cap ``floor(tau n)`` (:class:`~textrobust.attack.cap.ModificationCap`),
    each with a fresh query layer (no method profits from another's cache). PDP is
-   :class:`~textrobust.radius.pdp.PseudoDynamicProgramming`; the baselines are the
+   :class:`~textrobust.attack.searches.pdp.PseudoDynamicProgramming`; the baselines are the
    engine's ``greedy`` search with deletion word importance (TextFooler's search) and
    ``pso`` (Zang et al. 2020's search; "SemPSO" in the paper). Table 2: #Succ, #Win, %S.
-3. The prover (:class:`~textrobust.radius.prover.ExhaustiveProver`) certifies
+3. The prover (:class:`~textrobust.attack.searches.exhaustive.ExhaustiveProver`) certifies
    ``r = 1, 2, ...`` up to ``min(max_radius, u - 1)`` where ``u`` is the number of words
    PDP's adversarial example changes (``Omega_u`` is known to hold one), with a time limit
    per example; a radius the limit cuts off is "unknown", never certified. The query
@@ -59,11 +59,11 @@ from textrobust.attack.problem import CandidateSource, Problem, Search
 from textrobust.config import Config
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
-from textrobust.radius.cap import ModificationCap, modification_cap
-from textrobust.radius.pdp import PseudoDynamicProgramming
+from textrobust.attack.cap import ModificationCap, modification_cap
+from textrobust.attack.searches.pdp import PseudoDynamicProgramming
 from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr
-from textrobust.radius.prover import ExhaustiveProver, Proof, Sensitivity, Verdict, sensitivity_order
-from textrobust.radius.space import PerturbationSpace, SpaceSource, build_space, space_rng
+from textrobust.attack.searches.exhaustive import ExhaustiveProver, Proof, Sensitivity, Verdict, sensitivity_order
+from textrobust.attack.space import PerturbationSpace, SpaceSource, build_space, space_rng
 from textrobust.radius.synonyms import CleanedSynonyms
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer

@@ -14,7 +14,7 @@ With the paper's ``eps = 0.025`` and ``delta = 0.005`` the bound is 4793.2, so t
 smallest valid ``N`` is 4794 (:func:`hoeffding_samples`); the paper uses 5000, a round
 number above it. The default here is the smallest valid ``N``; pass ``samples=5000`` to
 match the paper. ``r`` is 25% of the sentence length by default (``floor(0.25 n)``, the
-same rule as the modification cap, :func:`~textrobust.radius.cap.modification_cap`).
+same rule as the modification cap, :func:`~textrobust.attack.cap.modification_cap`).
 
 Additions: when ``|Omega_r|`` is at most ``exact_limit`` (default: the sample size) the
 space is enumerated and PR computed exactly (the interval then has width 0, and it costs
@@ -37,8 +37,8 @@ from pydantic import Field
 from textrobust.attack.problem import Evaluation
 from textrobust.config import Config
 from textrobust.errors import ConfigError
-from textrobust.radius.cap import modification_cap
-from textrobust.radius.space import PerturbationSpace
+from textrobust.attack.cap import modification_cap
+from textrobust.attack.space import PerturbationSpace
 from textrobust.text import Text
 
 __all__ = ["PRConfig", "PREstimate", "estimate_pr", "hoeffding_epsilon", "hoeffding_samples", "pr_radius"]
@@ -136,7 +136,7 @@ def estimate_pr(
     """PR of ``space.original`` at ``radius`` (default ``floor(fraction * n)``).
 
     ``evaluate`` is a goal's evaluate (success = adversarial: the text does not keep the
-    label); ``rng`` (e.g. :func:`~textrobust.radius.space.space_rng`) draws the samples.
+    label); ``rng`` (e.g. :func:`~textrobust.attack.space.space_rng`) draws the samples.
     """
     config = config or PRConfig()
     started = time.perf_counter()

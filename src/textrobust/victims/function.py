@@ -15,6 +15,7 @@ import numpy as np
 
 from textrobust.errors import CapabilityError, ConfigError, VictimError
 from textrobust.text import Text
+from textrobust.victims.protocol import as_texts
 from textrobust.victims.protocol import Capabilities
 
 __all__ = ["FunctionVictim", "Outputs", "check_label_names", "softmax"]
@@ -116,8 +117,9 @@ class FunctionVictim:
             f"outputs={self.outputs.value!r}, pairs={self.pairs})"
         )
 
-    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
+    def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
         """Probabilities [len(texts), len(label_names)] (float64)."""
+        texts = as_texts(texts)
         if len(texts) == 0:
             return np.empty((0, len(self._label_names)), dtype=np.float64)
         raw = np.asarray(self.fn(self._inputs(texts)), dtype=np.float64)

@@ -19,6 +19,7 @@ import numpy as np
 
 from textrobust.errors import CapabilityError, ConfigError, MissingDependencyError, VictimError
 from textrobust.text import Text
+from textrobust.victims.protocol import as_texts
 from textrobust.victims.function import check_label_names, softmax
 from textrobust.victims.protocol import Capabilities
 
@@ -213,8 +214,9 @@ class HuggingFaceVictim:
         return self.model.get_input_embeddings()
 
     # ---- queries ----------------------------------------------------------------------
-    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
+    def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
         """Probabilities [len(texts), len(label_names)] (float64, softmax of the logits)."""
+        texts = as_texts(texts)
         return softmax(self.logits(texts))
 
     def logits(self, texts: Sequence[Text]) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from textrobust.text import Text
 
-__all__ = ["Capabilities", "Victim", "GradientVictim"]
+__all__ = ["Capabilities", "Victim", "GradientVictim", "as_texts"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +62,12 @@ class GradientVictim(Victim, Protocol):
         loss for ``labels`` with respect to the input embedding of each *word* (sub-word
         pieces summed into their word; words the model never sees get zeros)."""
         ...
+
+
+def as_texts(texts: Sequence[Text | str]) -> list[Text]:
+    """``texts`` as :class:`Text` objects: every victim accepts plain strings too."""
+    from textrobust.errors import ConfigError
+
+    if isinstance(texts, (str, Text)):
+        raise ConfigError("probabilities() takes a list of texts; wrap a single text in a list: [text].")
+    return [Text.from_string(t) if isinstance(t, str) else t for t in texts]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from textrobust.errors import ConfigError, QueryBudgetExceeded, VictimError
+from textrobust.victims.protocol import as_texts
 from textrobust.text import Text
 from textrobust.victims.protocol import Capabilities, Victim
 
@@ -126,8 +127,10 @@ class QueryLayer:
         return f"QueryLayer({self.victim!r}, batch_size={self.batch_size}, cache_size={self.cache_size})"
 
     # ---- queries ------------------------------------------------------------------------
-    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
-        """Probabilities [len(texts), num_labels], from the cache where possible."""
+    def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
+        """Probabilities [len(texts), num_labels], from the cache where possible. Plain
+        strings are accepted too (read with :meth:`Text.from_string`)."""
+        texts = as_texts(texts)
         n_labels = self.num_labels
         out = np.empty((len(texts), n_labels), dtype=np.float64)
         hits = 0
@@ -162,7 +165,7 @@ class QueryLayer:
                 self._store(key, row)
         return out
 
-    def predict(self, texts: Sequence[Text]) -> np.ndarray:
+    def predict(self, texts: Sequence[Text | str]) -> np.ndarray:
         """Predicted label indices."""
         return self.probabilities(texts).argmax(axis=1)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from textrobust.errors import ConfigError, VictimError
 from textrobust.text import Text
+from textrobust.victims.protocol import as_texts
 from textrobust.victims.function import check_label_names
 from textrobust.victims.protocol import Capabilities
 
@@ -128,8 +129,9 @@ class SklearnVictim:
             return join_pair(*text.columns, separator=self.pair_separator)
         return str(text)
 
-    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
+    def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
         """Probabilities [len(texts), len(label_names)], columns in label_names order."""
+        texts = as_texts(texts)
         if len(texts) == 0:
             return np.empty((0, len(self._label_names)), dtype=np.float64)
         strings = [self.render(t) for t in texts]

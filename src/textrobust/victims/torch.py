@@ -22,6 +22,7 @@ import numpy as np
 
 from textrobust.errors import CapabilityError, ConfigError, VictimError
 from textrobust.text import Text
+from textrobust.victims.protocol import as_texts
 from textrobust.victims.protocol import Capabilities
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -138,8 +139,9 @@ class TorchVictim:
             f"capabilities={self._capabilities.names()}, batch_size={self.batch_size})"
         )
 
-    def probabilities(self, texts: Sequence[Text]) -> np.ndarray:
+    def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
         """Softmax probabilities ``[len(texts), num_labels]`` (float64)."""
+        texts = as_texts(texts)
         return self._softmax(self.logits(texts))
 
     def logits(self, texts: Sequence[Text]) -> np.ndarray:

@@ -47,6 +47,7 @@ __all__ = [
     "DictLexicon",
     "EmbeddingNeighbours",
     "FillIn",
+    "fill_in_source",
     "FillInSource",
     "Lexicon",
     "PosTag",
@@ -83,18 +84,19 @@ CANDIDATE_SOURCES.add(
 )
 
 
-def _fill_in_source(k: int = 50, *, fill_in: Any = None, keep_case: bool = True) -> FillInSource:
-    """A fill-in model's top ``k`` whole words: ``fill_in`` is a FillIn object, a name in
-    ``textrobust.fill_in.FILL_INS``, or None for the measured default."""
+def fill_in_source(k: int = 50, *, fill_in: Any = None, keep_case: bool = True) -> FillInSource:
+    """A fill-in model's top ``k`` whole words (BAE's candidates): ``fill_in`` is a FillIn
+    object, a name in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder, or None
+    for ``textrobust.fill_in.DEFAULT_FILL_IN`` (the fast ``minilm_mlm``)."""
     if fill_in is None or isinstance(fill_in, str):
-        from textrobust.second_order.bae import fill_in_source
+        from textrobust.fill_in import load_fill_in
 
-        return fill_in_source(k, fill_in=fill_in, keep_case=keep_case)
+        return FillInSource(load_fill_in(fill_in), k, keep_case=keep_case)
     return FillInSource(fill_in, k, keep_case=keep_case)
 
 
 CANDIDATE_SOURCES.add(
-    "fill_in", _fill_in_source,
+    "fill_in", fill_in_source,
     "language-model fill-in: the top k whole words for the masked position (default: the project's MLM)",
 )
 

@@ -21,8 +21,10 @@ from typing import Any
 from textrobust.attack.problem import Search
 from textrobust.attack.searches.base import BaseSearch
 from textrobust.attack.searches.beam import BeamConfig, BeamSearch
+from textrobust.attack.searches.exhaustive import ExhaustiveSearch
 from textrobust.attack.searches.genetic import GeneticConfig, GeneticSearch
 from textrobust.attack.searches.greedy import GreedyConfig, GreedySearch
+from textrobust.attack.searches.pdp import PseudoDynamicProgramming
 from textrobust.attack.searches.pso import ParticleSwarmSearch, PSOConfig
 from textrobust.attack.searches.ranking import Ranking, WordImportance, rank_positions
 from textrobust.registry import Registry
@@ -32,6 +34,8 @@ __all__ = [
     "BaseSearch",
     "BeamConfig",
     "BeamSearch",
+    "ExhaustiveSearch",
+    "PseudoDynamicProgramming",
     "GeneticConfig",
     "GeneticSearch",
     "GreedyConfig",
@@ -56,20 +60,8 @@ for _name, _factory, _summary in _ENTRIES:
     SEARCHES.add(_name, _factory, _summary)
 
 
-def _pdp(**settings: Any) -> Search:
-    from textrobust.radius.pdp import PseudoDynamicProgramming
-
-    return PseudoDynamicProgramming(**settings)
-
-
-def _exhaustive(**settings: Any) -> Search:
-    from textrobust.radius.prover import ExhaustiveSearch
-
-    return ExhaustiveSearch(**settings)
-
-
-# Searches of the robustness-radius work (Yang et al. 2022) live in textrobust.radius,
-# which imports this package: registered through factories that import on use.
-SEARCHES.add("pdp", _pdp, "pseudo-dynamic programming: few-substitution attacks (Yang et al. 2022)")
-SEARCHES.add("exhaustive", _exhaustive, "exhaustive search by layers: a minimal adversarial example (Yang et al. 2022)")
+# The searches of the robustness-radius work (Yang et al. 2022): PDP bounds the radius from
+# above, the exhaustive search proves it from below.
+SEARCHES.add("pdp", PseudoDynamicProgramming, "pseudo-dynamic programming: few-substitution attacks (Yang et al. 2022)")
+SEARCHES.add("exhaustive", ExhaustiveSearch, "exhaustive search by layers: a minimal adversarial example (Yang et al. 2022)")
 

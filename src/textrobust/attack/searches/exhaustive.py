@@ -48,7 +48,7 @@ from textrobust.attack.problem import Evaluation, Problem
 from textrobust.attack.searches.base import BaseSearch, Run, admissible
 from textrobust.config import Config
 from textrobust.errors import ConfigError, QueryBudgetExceeded, TextRobustError
-from textrobust.radius.space import PerturbationSpace, space_from_problem
+from textrobust.attack.space import PerturbationSpace, space_from_problem
 from textrobust.text import Text
 
 __all__ = [

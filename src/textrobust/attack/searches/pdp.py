@@ -48,8 +48,8 @@ from pydantic import Field
 from textrobust.attack.problem import Problem
 from textrobust.attack.searches.base import BaseSearch, Run, seeded_rng
 from textrobust.config import Config
-from textrobust.radius.cap import modification_cap
-from textrobust.radius.space import PerturbationSpace, space_from_problem
+from textrobust.attack.cap import modification_cap
+from textrobust.attack.space import PerturbationSpace, space_from_problem
 from textrobust.text import Text
 
 __all__ = ["PDPConfig", "PseudoDynamicProgramming"]
