@@ -308,7 +308,7 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, table_fil
     section = next(s for s in report["analyses"] if s["name"] == "bias")
     assert section["counts"]["units"] == 2  # the anchors of "he liked the film" and "his film"
     again = CliRunner().invoke(app, ["bias", "--quiet", "--out", str(out), "--resume"], terminal_width=80)
-    assert again.exit_code == 0 and "0 computed, 2 resumed" in again.output, again.output
+    assert again.exit_code == 0 and "0 units computed now, 2 resumed" in again.output, again.output
     bad = CliRunner().invoke(app, ["bias", "--group", "colour", "--out", str(tmp_path / "bad")], terminal_width=200)
     assert bad.exit_code == 2 and "--group" in bad.output
 

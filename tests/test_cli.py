@@ -133,6 +133,6 @@ def test_resume_takes_the_stored_options(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.output
     again = runner.invoke(app, ["attack", "--out", str(out), "--resume"], terminal_width=80)
     assert again.exit_code == 0, again.output
-    assert "0 computed, 2 resumed" in again.output
+    assert "0 units computed now, 2 resumed" in again.output
     clash = runner.invoke(app, ["attack", "--out", str(out), "--resume", "--budget", "10"], terminal_width=80)
     assert clash.exit_code == 2 and "budget" in clash.output

@@ -1,9 +1,9 @@
-"""First-order attacks over a data set, resumable through the run store.
+"""The first-order attack analysis: a recipe over the examples, on the analysis protocol.
 
 Each example is attacked, optionally scored for quality (perplexity before and after
-under the causal LM, sentence similarity of original and adversarial text), and written
-to the run store the moment it is done. The summary is computed from the stored
-records with the pure functions of :mod:`textrobust.attack.metrics`.
+under the causal LM, sentence similarity of original and adversarial text); the
+orchestrator stores each record the moment it is done. The summary is computed from the
+stored records with the pure functions of :mod:`textrobust.attack.metrics`.
 """
 
 from __future__ import annotations
@@ -11,23 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.attack import metrics
-from textrobust.attack.attack import Attack
 from textrobust.attack.results import AttackResult, Status
-from textrobust.data.examples import Dataset, Example
+from textrobust.data.examples import Example
 
-if TYPE_CHECKING:
-    from rich.progress import Progress
-
-    from textrobust.store import Run
-
-__all__ = ["AttackAnalysis", "AttackRecord", "AttackSettings", "AttackSummary", "QualityScorer", "attack_dataset",
-           "stored_results"]
+__all__ = ["AttackAnalysis", "AttackRecord", "AttackSettings", "AttackSummary", "QualityScorer", "attack_section"]
 
 
 class QualityScorer:
@@ -65,54 +58,6 @@ class QualityScorer:
 
     def __repr__(self) -> str:
         return f"QualityScorer(lm={self.lm!r}, scorer={self.scorer!r})"
-
-
-def stored_results(run: Run) -> list[AttackResult]:
-    """The attack results recorded in ``run`` (error records left out), in order."""
-    return [AttackResult.from_payload(r.payload) for r in run.results() if "status" in r.payload]
-
-
-def attack_dataset(
-    attack: Attack,
-    dataset: Dataset | Sequence[Example],
-    run: Run,
-    *,
-    quality: QualityScorer | None = None,
-    progress: Progress | None = None,
-    description: str = "attack",
-) -> tuple[list[AttackResult], dict[str, Any]]:
-    """Attack every example not yet in ``run``; return all stored results and a summary
-    (metrics over every stored result, plus this session's run statistics)."""
-    from textrobust.runner import run_examples
-
-    examples = list(dataset)
-
-    def work(example: Example) -> dict[str, Any]:
-        result = attack.attack(example)
-        if quality is not None:
-            result = quality(result)
-        return result.to_payload()
-
-    stats = run_examples(
-        run,
-        [(e.id, e) for e in examples],
-        work,
-        progress=progress,
-        description=description,
-        queries=lambda: attack.layer.queries,
-    )
-    results = stored_results(run)
-    summary: dict[str, Any] = dict(metrics.summary(results))
-    summary.update(
-        {
-            "errors": len(run.failed_ids()),
-            "computed_now": stats.computed,
-            "resumed": stats.done_before,
-            "seconds_now": stats.seconds,
-            "queries_now": stats.queries,
-        }
-    )
-    return results, summary
 
 
 # ---- the analysis ---------------------------------------------------------------------------------
@@ -216,8 +161,10 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
     from textrobust.analyses.figures import bar_chart
     from textrobust.analyses.sections import example_row, figure, headline, table
 
+    exhausted = (f"an upper bound: {s.budget_exhausted} example(s) ran out of query budget and count as "
+                 "robust") if s.budget_exhausted else None
     heads = [headline("clean accuracy", s.original_accuracy, "%"),
-             headline("accuracy under attack", s.accuracy_under_attack, "%"),
+             headline("accuracy under attack", s.accuracy_under_attack, "%", exhausted),
              headline("attack success rate", s.success_rate, "%", "succeeded / attacked"),
              headline("words perturbed", s.words_perturbed, "%", "mean share over successes"),
              headline("queries per example", s.queries_per_example, "float"),

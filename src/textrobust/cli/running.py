@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from textrobust.cli.common import console, err_console, fail, fmt
@@ -47,26 +48,24 @@ def check_out(out: Path) -> None:
         raise ConfigError(f"The '--out' folder ({out}) cannot be written: {probe} is not writable.")
 
 
-def stored_options(out: Path, kind: str) -> dict[str, Any]:
-    """The options of the latest ``kind`` run in ``out``'s store: its settings, victim,
-    data, split and seed ({} when there is none)."""
+def stored_options(out: Path, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The latest ``kind`` run in ``out``'s store: its settings, and its shared options
+    (victim, data, split, seed and the data's column options); ``({}, {})`` when none."""
     from textrobust.store import RunStore
 
     path = out / "store.sqlite"
     if not path.is_file():
-        return {}
+        return {}, {}
     with RunStore(path) as store:
         run = store.latest_run(kind)
         if run is None:
-            return {}
+            return {}, {}
         config = run.config
-        stored: dict[str, Any] = dict(config.get("settings") or {})
         data = config.get("data") or {}
-        stored.update({"victim": config.get("victim"), "data": data.get("dataset"), "split": data.get("split"),
-                       "seed": run.seed})
-        for key, value in (data.get("options") or {}).items():
-            stored[f"data_option:{key}"] = value
-        return stored
+        shared: dict[str, Any] = {"victim": config.get("victim"), "data": data.get("dataset"),
+                                  "split": data.get("split"), "seed": run.seed}
+        shared.update(data.get("options") or {})
+        return dict(config.get("settings") or {}), shared
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -137,25 +136,22 @@ def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], 
 
 def _merge_stored(ctx: click.Context, params: dict[str, Any], analyses: Mapping[str, Mapping[str, Any]],
                   out: Path) -> dict[str, dict[str, Any]]:
+    """Each analysis's settings: the stored run's, with the options the user typed on top;
+    the shared options the user did not type are taken from the store too."""
     merged: dict[str, dict[str, Any]] = {}
     for name, settings in analyses.items():
-        stored = stored_options(out, name)
-        if not stored:
+        stored, shared = stored_options(out, name)
+        if not stored and not shared:
             merged[name] = dict(settings)
             continue
-        mine = dict(settings)
-        for key in list(mine):
-            if key in stored and key in params and not _given(ctx, key):
-                mine[key] = stored[key]
-        merged[name] = mine
-        for key in _SHARED_FROM_STORE:
-            if key in params and not _given(ctx, key) and stored.get(key) is not None:
-                params[key] = stored[key]
-        for key, value in stored.items():
-            if key.startswith("data_option:"):
-                option = key.split(":", 1)[1]
-                if option in params and not _given(ctx, option):
-                    params[option] = value
+        typed = {key: value for key, value in settings.items() if key not in stored or _given(ctx, key)}
+        merged[name] = {**stored, **typed}
+        for key, value in shared.items():
+            option = "skip_bad_rows" if key == "on_bad_rows" else key
+            if isinstance(value, list):
+                value = ",".join(str(v) for v in value)
+            if option in params and not _given(ctx, option) and value is not None:
+                params[option] = (value == "skip") if option == "skip_bad_rows" else value
     ctx.params.update(params)
     return merged
 
@@ -178,12 +174,14 @@ def print_result(result: Any, report: Mapping[str, Any]) -> None:
     section = next((s for s in report.get("analyses", []) if s["name"] == result.name), None)
     if section is None:
         return
-    table = Table(title=f"{section['title']} ({result.computed:,} computed, {result.resumed:,} resumed)",
-                  title_justify="left")
+    table = Table(title=section["title"], title_justify="left",
+                  caption=f"{result.computed:,} units computed now, {result.resumed:,} resumed from the store",
+                  caption_justify="left")
     table.add_column("figure", overflow="fold", ratio=3)
     table.add_column("value", justify="right", overflow="fold", ratio=1)
     for item in section["headline"]:
-        table.add_row(item["label"], _cell(item["value"], item["format"]))
+        label = escape(item["label"]) + (f"\n[dim]{escape(item['note'])}[/]" if item.get("note") else "")
+        table.add_row(label, _cell(item["value"], item["format"]))
     counts = section["counts"]
     table.add_row("errors", f"{counts['errors']:,}")
     table.add_row("budget exhausted", f"{counts['budget_exhausted']:,}")
@@ -203,9 +201,9 @@ def _cell(value: Any, kind: str = "float") -> str:
 
 
 def _print_table(spec: Mapping[str, Any]) -> None:
-    table = Table(title=spec["title"], title_justify="left")
+    table = Table(title=escape(str(spec["title"])), title_justify="left")
     for column in spec["columns"]:
-        table.add_column(str(column), overflow="fold")
+        table.add_column(escape(str(column)), overflow="fold")
     for row in spec["rows"]:
-        table.add_row(*[_cell(c) for c in row])
+        table.add_row(*[escape(_cell(c)) for c in row])
     console.print(table)
