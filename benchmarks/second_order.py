@@ -40,7 +40,7 @@ def victim_path(name: str) -> Path:
 
 # ---- attacks -------------------------------------------------------------------------------------
 def _fill_in(name: str | None) -> Any:
-    from textrobust.second_order.neighbourhood import load_fill_in
+    from textrobust.fill_in.neighbourhood import load_fill_in
 
     return load_fill_in(name)
 

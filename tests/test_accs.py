@@ -32,7 +32,7 @@ from textrobust.analyses.accs import (
     normalised_area,
     shortcut_distance,
 )
-from textrobust.analyses.accs.lm import LeftContextWordDrop, left_context
+from textrobust.attack.constraints.left_context_lm import LeftContextWordDrop, left_context
 from textrobust.analyses.accs.scorers import SimilarityMemo, parse_constraint_model
 from textrobust.analyses.accs.sweep import PointResult, sweep_thresholds
 from textrobust.attack.goals_constraint import FoolConstraint, compared_string
@@ -496,7 +496,7 @@ def test_prefix_word_scorer_matches_full_text_scoring() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from textrobust.analyses.accs.lm import PrefixWordScorer
+    from textrobust.attack.constraints.left_context_lm import PrefixWordScorer
     from textrobust.lm import CausalLM
 
     lm = CausalLM.default()

@@ -205,7 +205,7 @@ def bias_data() -> Dataset:
 @pytest.fixture
 def table_fill_in(monkeypatch: pytest.MonkeyPatch) -> None:
     """The analysis loads its fill-in by name: point it at the table."""
-    monkeypatch.setattr("textrobust.second_order.neighbourhood.load_fill_in", lambda name=None: WordFillIn(FILL))
+    monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in", lambda name=None: WordFillIn(FILL))
 
 
 def test_analysis_units_records_and_codec(table_fill_in: None) -> None:

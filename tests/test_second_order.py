@@ -375,7 +375,7 @@ def planted_world(monkeypatch: pytest.MonkeyPatch) -> None:
     import textrobust.second_order as package
 
     real_finder = package.PatchFinder
-    monkeypatch.setattr("textrobust.second_order.neighbourhood.load_fill_in",
+    monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in",
                         lambda name=None: TableFillIn(PLANTED_FILL))
     monkeypatch.setattr(package, "PatchFinder", lambda layer: real_finder(layer, DictSource({"film": ["movie"]})))
 

@@ -136,7 +136,7 @@ class BiasAnalysis(Analysis):
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
         from textrobust.bias import measure_anchor, protected_groups, protected_words
         from textrobust.second_order import Neighbourhood
-        from textrobust.second_order.neighbourhood import load_fill_in
+        from textrobust.fill_in.neighbourhood import load_fill_in
 
         s = self.settings
         layer = context.layer

@@ -139,7 +139,7 @@ class SecondOrderAnalysis(Analysis):
 
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
         from textrobust.second_order import Neighbourhood, PatchFinder, SecondOrderAttack, add_perplexity
-        from textrobust.second_order.neighbourhood import load_fill_in
+        from textrobust.fill_in.neighbourhood import load_fill_in
 
         s = self.settings
         layer = context.layer

@@ -14,7 +14,7 @@ second-order-robustness-and-bias.txt), Section 4:
   test sentences on which the bias is invisible; B is reported on both;
 - Neighbor_k is enumerated in full for ``k <= exact_up_to`` (the paper: 2) and sampled
   above it (the paper: k = 3), ``samples`` seeded random walks per test sentence
-  (:meth:`~textrobust.second_order.neighbourhood.Neighbourhood.sample`), deduplicated.
+  (:meth:`~textrobust.fill_in.neighbourhood.Neighbourhood.sample`), deduplicated.
 
 One unit of work is an *anchor*: a test sentence and the position of its protected word.
 Its neighbourhood does not depend on which partner the word is swapped for, so all pairs
@@ -49,7 +49,7 @@ from textrobust.bias.pairs import ProtectedGroup, ProtectedPair, protected_group
 from textrobust.config import Config
 from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError
-from textrobust.second_order.neighbourhood import Neighbourhood
+from textrobust.fill_in.neighbourhood import Neighbourhood
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 

@@ -26,7 +26,7 @@ from textrobust.second_order.analysis import (
     summary,
 )
 from textrobust.second_order.goal import SecondOrderGoal, labels_differ, second_order_loss, soft_difference
-from textrobust.second_order.neighbourhood import (
+from textrobust.fill_in.neighbourhood import (
     Neighbourhood,
     NeighbourhoodConfig,
     NeighbourSource,

@@ -36,7 +36,7 @@ from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.registry import Registry
 from textrobust.second_order.goal import SecondOrderGoal, labels_differ
-from textrobust.second_order.neighbourhood import Neighbourhood
+from textrobust.fill_in.neighbourhood import Neighbourhood
 from textrobust.second_order.patch import Patch, PatchFinder
 from textrobust.second_order.random_baseline import RandomBaseline
 from textrobust.second_order.so_beam import so_beam

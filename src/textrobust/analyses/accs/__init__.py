@@ -17,7 +17,7 @@ reports ACCS, its normalised area.
 
 The modules: :mod:`~textrobust.analyses.accs.curve` (curves and ACCS, pure),
 :mod:`~textrobust.analyses.accs.sweep` (the two attacks and the shared caches of a
-threshold sweep), :mod:`~textrobust.analyses.accs.lm` (the LM constraint),
+threshold sweep), :mod:`~textrobust.attack.constraints.left_context_lm` (the LM constraint),
 :mod:`~textrobust.analyses.accs.scorers` (the constraint models),
 :mod:`~textrobust.analyses.accs.measures` (units, the typed record, measures over
 records), :mod:`~textrobust.analyses.accs.report` (the report section) and

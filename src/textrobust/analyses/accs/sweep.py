@@ -14,7 +14,7 @@ Morris, "Second-Order NLP Adversarial Examples", BlackboxNLP 2020
   at least gamma = 3 words swapped).
 
 Departures (each also noted where it is made): GPT-2 -> Gemma 3 270M, scored as TextAttack's
-GPT-2 constraint (left context, the word only; :mod:`textrobust.analyses.accs.lm`); USE ->
+GPT-2 constraint (left context, the word only; :mod:`textrobust.attack.constraints.left_context_lm`); USE ->
 the constraint models of :mod:`textrobust.analyses.accs.scorers`; antonyms are POS-aware and
 inflected back (the released code takes antonyms of every lemma of every synset, any POS,
 uninflected), and by default also reach adjective satellites through their head synsets.
@@ -215,7 +215,7 @@ class AccsComponents:
             from textrobust.attack.constraints import LMLogProbDrop
 
             return LMLogProbDrop(lm, max_drop=drop, window=5, compare_to="original")
-        from textrobust.analyses.accs.lm import LeftContextWordDrop, PrefixWordScorer
+        from textrobust.attack.constraints.left_context_lm import LeftContextWordDrop, PrefixWordScorer
 
         return LeftContextWordDrop(PrefixWordScorer(lm), max_drop=drop, compare_to="original")
 
