@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
-
+from rich.markup import escape
 
 __all__ = ["console", "err_console", "fail", "fmt", "human_size"]
 
@@ -14,9 +15,23 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+_PYTHON_NAMES = {"on_bad_rows='skip'": "--skip-bad-rows", "on_bad_rows": "--skip-bad-rows",
+                 "encoding=": "--encoding ", "file_format=": "--file-format ", "label_names=": "--label-names "}
+
+
+def _cli_message(message: str) -> str:
+    """Python parameter names in a library message, as the CLI flags the user typed."""
+    message = re.sub(r"The '(\w+)' parameter of \w+Settings", lambda m: f"The '--{m.group(1).replace('_', '-')}' "
+                     "option", message)
+    for python, flag in _PYTHON_NAMES.items():
+        message = message.replace(python, flag)
+    return message
+
+
 def fail(exc: BaseException) -> NoReturn:
-    """Print ``exc`` as one error line (no traceback) and exit with code 2."""
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    """Print ``exc`` as one error line (no traceback; Python parameter names as the CLI
+    flags the user typed) and exit with code 2."""
+    err_console.print(f"[bold red]error:[/] {escape(_cli_message(str(exc)))}", highlight=False, markup=True)
     raise typer.Exit(code=2)
 
 

@@ -32,7 +32,8 @@ def data(
     split: o.Split = None,
     n: Annotated[int, typer.Option(help="How many examples to show (0 or more).")] = 5,
     text_column: o.TextColumn = None, label_column: o.LabelColumn = None, pair_column: o.PairColumn = None,
-    label_names: o.LabelNames = None, skip_bad_rows: o.SkipBadRows = False, encoding: o.Encoding = None,
+    id_column: o.IdColumn = None, label_names: o.LabelNames = None, skip_bad_rows: o.SkipBadRows = False,
+    encoding: o.Encoding = None,
     file_format: o.FileFormatOpt = None,
 ) -> None:
     """Peek at a data set: size, label balance and the first examples."""
@@ -40,7 +41,8 @@ def data(
     from textrobust.cli.running import data_options
 
     params: dict[str, Any] = {"text_column": text_column, "label_column": label_column, "pair_column": pair_column,
-                              "label_names": label_names, "skip_bad_rows": skip_bad_rows, "encoding": encoding,
+                              "id_column": id_column, "label_names": label_names, "skip_bad_rows": skip_bad_rows,
+                              "encoding": encoding,
                               "file_format": file_format}
     try:
         if not 0 <= n <= 2**53:

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 __all__ = [
-    "Address", "Data", "Executor", "LabelColumn", "LabelMap", "LabelNames", "LabelsByPosition", "Out",
+    "Address", "Data", "Executor", "IdColumn", "LabelColumn", "LabelMap", "LabelNames", "LabelsByPosition", "Out",
     "PairColumn", "Resume", "Seed", "SkipBadRows", "Split", "TextColumn", "VictimOpt", "Workers", "Encoding",
     "FileFormatOpt", "Quiet", "SHARED", "with_shared_options",
 ]
@@ -37,6 +37,8 @@ TextColumn = Annotated[Optional[str], typer.Option("--text-column", help="Your f
                                                    "text, sentence, review...).", rich_help_panel=_DATA)]
 LabelColumn = Annotated[Optional[str], typer.Option("--label-column", help="Your file's label column "
                                                     "(default: label).", rich_help_panel=_DATA)]
+IdColumn = Annotated[Optional[str], typer.Option("--id-column", help="Your file's id column (default: row "
+                                                "numbers); a repeated id is a bad row.", rich_help_panel=_DATA)]
 PairColumn = Annotated[Optional[str], typer.Option("--pair-column", help="Your file's second-sentence column, "
                                                    "for sentence pairs.", rich_help_panel=_DATA)]
 LabelNames = Annotated[Optional[str], typer.Option("--label-names", help="Comma-separated label names of your "
@@ -77,7 +79,7 @@ Out = Annotated[Path, typer.Option("--out", help="Run folder: store.sqlite, summ
 #: The shared options, in the order --help lists them: name -> (type, default).
 SHARED: dict[str, tuple[Any, Any]] = {
     "victim": (VictimOpt, "default"), "data": (Data, "rotten_tomatoes"), "split": (Split, None),
-    "text_column": (TextColumn, None), "label_column": (LabelColumn, None), "pair_column": (PairColumn, None),
+    "text_column": (TextColumn, None), "label_column": (LabelColumn, None), "pair_column": (PairColumn, None), "id_column": (IdColumn, None),
     "label_names": (LabelNames, None), "skip_bad_rows": (SkipBadRows, False), "encoding": (Encoding, None),
     "file_format": (FileFormatOpt, None), "label_map": (LabelMap, None),
     "labels_by_position": (LabelsByPosition, False), "max_words": (MaxWords, None),

@@ -9,7 +9,6 @@ match the stored run (the store names the ones that differ).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -78,7 +77,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 def data_options(params: Mapping[str, Any]) -> dict[str, Any]:
     """Column options for a user file (ignored by bundled sets: they have fixed columns)."""
     options: dict[str, Any] = {}
-    for name in ("text_column", "label_column", "pair_column", "encoding"):
+    for name in ("text_column", "label_column", "pair_column", "id_column", "encoding"):
         if params.get(name):
             options[name] = params[name]
     if params.get("file_format"):
@@ -88,19 +87,6 @@ def data_options(params: Mapping[str, Any]) -> dict[str, Any]:
     if params.get("skip_bad_rows"):
         options["on_bad_rows"] = "skip"
     return options
-
-
-_PYTHON_NAMES = {"on_bad_rows='skip'": "--skip-bad-rows", "on_bad_rows": "--skip-bad-rows",
-                 "encoding=": "--encoding ", "file_format=": "--file-format ", "label_names=": "--label-names "}
-
-
-def _cli_message(message: str) -> str:
-    """Python parameter names in a library message, as the CLI flags the user typed."""
-    message = re.sub(r"The '(\w+)' parameter of \w+Settings", lambda m: f"The '--{m.group(1).replace('_', '-')}' "
-                     "option", message)
-    for python, flag in _PYTHON_NAMES.items():
-        message = message.replace(python, flag)
-    return message
 
 
 def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], *, title: str | None = None) -> Any:
@@ -125,7 +111,7 @@ def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], 
             seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title,
             max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"))
     except TextRobustError as exc:
-        fail(type(exc)(_cli_message(str(exc))))
+        fail(exc)
     except KeyboardInterrupt:
         _interrupted(out, ctx)
     for name in analyses:

@@ -381,14 +381,20 @@ def _decode_error(path: Path, encoding: str, error: Exception) -> DataError:
     )
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
 def _read_csv(path: Path, delimiter: str, encoding: str) -> _Table:
     csv.field_size_limit(2**31 - 1)
     codec = "utf-8-sig" if encoding.lower().replace("_", "-") in {"utf-8", "utf8"} else encoding
     records: list[tuple[int, Mapping[str, Any]]] = []
     problems: list[BadRow] = []
     lines: dict[int, int] = {}
+    # Undecodable bytes become lone surrogates (surrogateescape), so one bad row is a bad
+    # row, not a failed file; a file that is wholly in another encoding names --encoding.
     try:
-        with open_binary(path) as raw, io.TextIOWrapper(raw, encoding=codec, newline="") as handle:
+        with open_binary(path) as raw, io.TextIOWrapper(raw, encoding=codec, newline="",
+                                                        errors="surrogateescape") as handle:
             reader = csv.reader(handle, delimiter=delimiter)
             header = next(reader, None)
             if header is None:
@@ -409,12 +415,20 @@ def _read_csv(path: Path, delimiter: str, encoding: str) -> _Table:
                         )
                     )
                     continue
+                if any(_UNDECODED.search(f) for f in fields):
+                    problems.append(BadRow(number, f"holds bytes that are not valid {encoding} (line "
+                                                   f"{reader.line_num}); if the whole file uses another "
+                                                   "encoding, give that encoding"))
+                    continue
                 records.append((number, dict(zip(header, fields))))
                 lines[number] = reader.line_num
     except UnicodeDecodeError as error:
         raise _decode_error(path, encoding, error) from error
     except (csv.Error, OSError, EOFError, LookupError) as error:
         raise DataError(f"Could not read {path} as a CSV file: {error}") from error
+    undecoded = [p for p in problems if "not valid" in p.reason]
+    if undecoded and not records:  # the whole file is in another encoding, not a few bad rows
+        raise _decode_error(path, encoding, ValueError(f"{len(undecoded)} row(s) hold undecodable bytes"))
     return _Table(
         header,
         records,

@@ -163,15 +163,23 @@ class HuggingFaceVictim:
             raise MissingDependencyError(
                 "transformers", "HuggingFaceVictim", "pip install 'transformers>=4.45'"
             ) from None
+        empty = sorted(p.name for p in folder.glob("*.safetensors") if p.stat().st_size == 0)
+        if empty:
+            raise VictimError(f"The weights {empty} in {str(folder)!r} are empty (0 bytes): the model was not "
+                              "saved completely; save it again with save_pretrained.")
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
             model, info = AutoModelForSequenceClassification.from_pretrained(
                 str(folder), local_files_only=True, use_safetensors=True, output_loading_info=True
             )
-        except (OSError, ValueError, KeyError) as error:
+        except Exception as error:  # noqa: BLE001 - transformers and safetensors raise many kinds
+            if not isinstance(error, (OSError, ValueError, KeyError, RuntimeError)) and \
+                    type(error).__name__ != "SafetensorError":
+                raise
             raise VictimError(
-                f"Could not load a sequence classifier and tokenizer from {str(folder)!r}: {error}"
-            ) from error
+                f"Could not load a sequence classifier and tokenizer from {str(folder)!r} "
+                f"({type(error).__name__}): {error}"
+            ) from None
         missing = sorted(info.get("missing_keys") or ())
         if missing:
             raise VictimError(

@@ -174,6 +174,10 @@ def load_victim(path: Path | str, *, batch_size: int = 64) -> Any:
         raise VictimError(f"{folder} is not a folder: {expected}.")
     if not (folder / CONFIG_FILE).is_file():
         raise VictimError(f"{folder} is not a victim folder: {CONFIG_FILE} is missing; {expected}.")
+    try:
+        json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise VictimError(f"{folder / CONFIG_FILE} is not valid JSON (truncated or damaged?): {exc}.") from None
     kind = _folder_kind(folder)
     if kind is None:
         raise VictimError(
@@ -182,6 +186,9 @@ def load_victim(path: Path | str, *, batch_size: int = 64) -> Any:
         )
     if not (folder / WEIGHTS_FILE).is_file():
         raise VictimError(f"{folder} is not a complete victim folder: {WEIGHTS_FILE} is missing; {expected}.")
+    if (folder / WEIGHTS_FILE).stat().st_size == 0:
+        raise VictimError(f"{folder / WEIGHTS_FILE} is empty (0 bytes): the weights were not saved completely; "
+                          "save or train the victim again.")
     card = read_card(folder)
     if kind == "huggingface":
         return _load_huggingface(folder, card, batch_size)
