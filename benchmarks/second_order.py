@@ -39,72 +39,35 @@ def victim_path(name: str) -> Path:
 
 
 # ---- attacks -------------------------------------------------------------------------------------
-def _fill_in(name: str | None) -> Any:
-    from textrobust.fill_in.neighbourhood import load_fill_in
-
-    return load_fill_in(name)
-
-
-def _clear(fill: Any) -> None:
-    clear = getattr(fill, "clear_cache", None)
-    if callable(clear):
-        clear()
-
-
 def run_attacks(args: argparse.Namespace) -> None:
+    """One audit per (victim, method) into ``bench_dir()/victim/method``: SO-Beam, SO-Enum and
+    the random baseline through the ``second-order`` analysis; the genetic attack and BAE
+    through the ``attack`` analysis (perplexity scored). Resumes what a previous run stored.
+    Each audit builds its own fill-in (the old loop shared one fill-in cache across victims:
+    the same answers, some minutes more)."""
     import torch
 
-    from textrobust.analyses.attacks import QualityScorer, attack_dataset
-    from textrobust.attack.recipes import alzantot_2018, build_attack
-    from textrobust.data import load_dataset
-    from textrobust.lm import CausalLM
-    from textrobust.second_order import (
-        SECOND_ORDER_SEARCHES,
-        Neighbourhood,
-        PatchFinder,
-        SecondOrderAttack,
-        second_order_dataset,
-    )
-    from textrobust.attack.recipes import garg_2020
-    from textrobust.store import RunStore
-    from textrobust.victims.query import QueryLayer
-    from textrobust.zoo import load_victim
+    from textrobust import audit
 
     torch.set_num_threads(args.threads)
-    dataset = load_dataset("rotten_tomatoes", split="test").take(args.n)
-    lm = CausalLM.default()
-    fill = _fill_in(args.fill_in) if set(args.methods) - {"genetic"} else None
+    max_k = {"so-beam": 6, "random": 6, "so-enum": 2}
     for victim_name in args.victims:
-        victim = load_victim(victim_path(victim_name))
         for method in args.methods:
             out = bench_dir() / victim_name / method
-            out.mkdir(parents=True, exist_ok=True)
-            store = RunStore(out / "store.sqlite")
-            layer = QueryLayer(victim, batch_size=256)
-            _clear(fill)
-            started = time.perf_counter()
             if method in SO_METHODS:
-                if method == "so-beam":
-                    search = SECOND_ORDER_SEARCHES.get(method)(beam_width=20, max_k=6)
-                elif method == "random":
-                    search = SECOND_ORDER_SEARCHES.get(method)(max_k=6, seed=0)
-                else:
-                    search = SECOND_ORDER_SEARCHES.get(method)(max_k=2)
-                hood = Neighbourhood(fill)
-                attack = SecondOrderAttack(layer, hood, search, patches=PatchFinder(layer), budget=args.budget,
-                                           name=method)
-                config = {"victim": victim_name, "n": args.n, "attack": attack.describe(), "fill_in": repr(fill)}
-                run = store.resume_or_start("second-order", config, 0, resume=True)
-                _, summary = second_order_dataset(attack, dataset, run, lm=lm)
+                name = "second-order"
+                settings = {"method": method, "n": args.n, "budget": args.budget, "max_k": max_k[method],
+                            "fill_in": args.fill_in or "minilm_mlm"}
             else:
-                spec = alzantot_2018(seed=0) if method == "genetic" else garg_2020(fill_in=args.fill_in)
-                attack = build_attack(spec, layer, budget=args.budget)
-                config = {"victim": victim_name, "n": args.n, "recipe": spec.describe()}
-                run = store.resume_or_start("attack", config, 0, resume=True)
-                _, summary = attack_dataset(attack, dataset, run, quality=QualityScorer(lm, None))
-            run.finish(summary)
+                name = "attack"
+                settings = {"recipe": "alzantot" if method == "genetic" else "bae", "n": args.n,
+                            "budget": args.budget, "quality": True}
+            started = time.perf_counter()
+            result = audit.run(str(victim_path(victim_name)), "rotten_tomatoes", {name: settings}, out, seed=0,
+                               resume=(out / "store.sqlite").is_file(), progress=False, report=False)
+            summary = result[name].summary
             print(json.dumps({"victim": victim_name, "method": method, "seconds": round(time.perf_counter() - started, 1),
-                              "success_rate": summary["success_rate"], "examples": summary["examples"]}), flush=True)
+                              "success_rate": summary.success_rate, "examples": summary.units}), flush=True)
 
 
 # ---- bias ------------------------------------------------------------------------------------------
@@ -176,20 +139,29 @@ def _f(value: Any, kind: str = "") -> str:
     return f"{value:,}"
 
 
-def _load(victim: str, method: str) -> list[Any] | None:
-    from textrobust.analyses.attacks import stored_results
-    from textrobust.second_order import stored_second_order_results
+def _stored(path: Path, kind: str) -> list[Any] | None:
+    """The typed results of the latest ``kind`` run in the store at ``path`` (error rows
+    left out): AttackResult for ``attack``, SecondOrderResult for ``second-order``."""
+    from textrobust.analyses import ANALYSES
+    from textrobust.records import decode
     from textrobust.store import RunStore
 
-    path = bench_dir() / victim / method / "store.sqlite"
     if not path.is_file():
         return None
-    run = RunStore(path).latest_run()
-    if run is None:
-        return None
+    with RunStore(path) as store:
+        run = store.latest_run(kind)
+        if run is None:
+            return None
+        record_type = ANALYSES.get(kind).record_type
+        return [decode(record_type, r.payload).result for r in run.results() if not r.failed]
+
+
+def _load(victim: str, method: str) -> list[Any] | None:
+    path = bench_dir() / victim / method / "store.sqlite"
     if method in SO_METHODS:
-        return [r.as_attack_result() for r in stored_second_order_results(run)]
-    return stored_results(run)
+        results = _stored(path, "second-order")
+        return None if results is None else [r.as_attack_result() for r in results]
+    return _stored(path, "attack")
 
 
 def _row(results: list[Any]) -> dict[str, Any]:
@@ -265,17 +237,13 @@ def report(args: argparse.Namespace) -> None:
 
 
 def _examples(all_rows: dict[tuple[str, str], list[Any]]) -> list[str]:
-    from textrobust.second_order import stored_second_order_results
-    from textrobust.store import RunStore
-
     out = ["## Sample vulnerable examples (SO-Beam)", ""]
     for victim in VICTIMS:
-        path = bench_dir() / victim / "so-beam" / "store.sqlite"
-        if not path.is_file():
+        results = _stored(bench_dir() / victim / "so-beam" / "store.sqlite", "second-order")
+        if results is None:
             continue
-        run = RunStore(path).latest_run()
         shown = 0
-        for r in stored_second_order_results(run):
+        for r in results:
             if r.status.value != "succeeded" or r.l0 == 0 or shown >= 3:
                 continue
             p = r.patch

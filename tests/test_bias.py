@@ -21,7 +21,6 @@ from textrobust.bias import (
     BiasConfig,
     GenderSwap,
     ProtectedGroup,
-    bias_dataset,
     bias_table,
     find_anchors,
     markdown_table,
@@ -34,7 +33,6 @@ from textrobust.bias import (
 from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError
 from textrobust.second_order import Neighbourhood
-from textrobust.store import RunStore
 from textrobust.text import Text
 from textrobust.victims.function import FunctionVictim
 from textrobust.victims.query import QueryLayer
@@ -175,23 +173,6 @@ def test_table_markdown_histograms_and_figures(tmp_path: Path) -> None:
     files = write_bias_report(records, tmp_path / "report", max_k=2, title="toy")
     for name in ("json", "markdown", "bias_vs_k_png", "bias_vs_k_svg", "histograms_png", "histograms_svg"):
         assert Path(files[name]).is_file() and Path(files[name]).stat().st_size > 0
-
-
-def test_bias_dataset_resumes(tmp_path: Path) -> None:
-    data = Dataset("toy", tuple(examples("he liked the film", "his film", "nothing", "he liked the good film")),
-                   ("negative", "positive"), "test")
-    layer = QueryLayer(biased_victim({"she": 0.1, "her": 0.05}))
-    hood = Neighbourhood(WordFillIn(FILL))
-    config = BiasConfig(max_k=2, exact_up_to=1, samples=10)
-    store = RunStore(tmp_path / "store.sqlite")
-    run = store.start_run("bias", {"n": 2}, seed=0)
-    _, first = bias_dataset(layer, hood, data.take(2), run, config=config)
-    assert first["anchors"] == 2 and first["computed_now"] == 2
-    records, again = bias_dataset(layer, hood, data, run, config=config)
-    assert again["computed_now"] == 1 and again["resumed"] == 2 and len(records) == 3
-    pairs = {row["pair"]: row for row in again["table"]}
-    assert pairs["he,she"]["B"]["test"]["1"] == pytest.approx(0.1)
-    assert pairs["his,her"]["B"]["test"]["0"] == pytest.approx(0.05)
 
 
 # ---- the analysis on the protocol, and the CLI ---------------------------------------------------

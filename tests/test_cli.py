@@ -24,7 +24,8 @@ def test_help_lists_every_command() -> None:
 def test_list_shows_the_registries() -> None:
     result = runner.invoke(app, ["list"], terminal_width=200)
     assert result.exit_code == 0, result.output
-    for name in ("rotten_tomatoes", "cnn", "textfooler", "greedy", "wordnet_synonyms", "lm_log_prob_drop", "glove"):
+    for name in ("rotten_tomatoes", "cnn", "textfooler", "greedy", "wordnet_synonyms", "lm_log_prob_drop", "glove",
+                 "second-order", "process", "minilm_mlm"):
         assert name in result.output
 
 

@@ -36,10 +36,8 @@ from textrobust.second_order import (
     labels_differ,
     masked_key,
     prediction_difference,
-    second_order_dataset,
     second_order_loss,
     so_beam,
-    summary,
 )
 from textrobust.store import RunStore
 from textrobust.text import Text
@@ -311,19 +309,6 @@ def test_attack_budget_is_enforced() -> None:
     assert result.queries <= 8
     with pytest.raises(ConfigError, match="budget"):
         planted_attack(budget=1).attack(Example("e1", START, 1))
-
-
-def test_dataset_run_resumes_and_summarises(tmp_path: Path) -> None:
-    examples = [Example("a", START, 1), Example("b", Text.from_string("a good story"), 1),
-                Example("c", Text.from_string("one great film"), 1)]
-    store = RunStore(tmp_path / "store.sqlite")
-    run = store.start_run("second-order", {"n": 3}, seed=0)
-    results, s = second_order_dataset(planted_attack(), examples[:2], run)
-    assert s["computed_now"] == 2 and s["succeeded"] == 1 and s["skipped"] == 1
-    results, s = second_order_dataset(planted_attack(), examples, run)
-    assert s["computed_now"] == 1 and s["resumed"] == 2 and len(results) == 3
-    assert s["examples"] == 3 and s["l0"] == pytest.approx(np.mean([r.l0 for r in results if r.status is Status.SUCCEEDED]))
-    assert s == {**summary(results), **{k: s[k] for k in s if k not in summary(results)}}
 
 
 def test_add_perplexity_uses_the_lm() -> None:

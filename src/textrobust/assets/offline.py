@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["hf_offline"]
 
@@ -14,7 +15,12 @@ def hf_offline() -> None:
 
     Call it before importing ``transformers`` or ``sentence_transformers``; those read the
     variables at import time, so every loader also passes ``local_files_only=True``. A
-    value the user set already is left alone.
+    value the user set already is left alone. Their progress bars are switched off too
+    (``HF_HUB_DISABLE_PROGRESS_BARS=0`` keeps them).
     """
     for name in _OFFLINE_VARS:
         os.environ.setdefault(name, "1")
+    # Their model-loading progress bars would interleave with ours: off, unless asked for.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "transformers" in sys.modules and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1":
+        sys.modules["transformers"].utils.logging.disable_progress_bar()

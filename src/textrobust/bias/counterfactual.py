@@ -37,25 +37,23 @@ from __future__ import annotations
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import Field
 
 from textrobust.attack.candidates.inflection import match_case
-from textrobust.bias.pairs import ProtectedGroup, ProtectedPair, protected_groups, protected_words
+from textrobust.bias.pairs import ProtectedGroup, ProtectedPair
 from textrobust.config import Config
-from textrobust.data.examples import Dataset, Example
+from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.fill_in.neighbourhood import Neighbourhood
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
-
     from textrobust.store import Run
 
 __all__ = [
@@ -64,7 +62,6 @@ __all__ = [
     "BiasConfig",
     "PairMeasure",
     "SoftStats",
-    "bias_dataset",
     "find_anchors",
     "histogram_edges",
     "measure_anchor",
@@ -314,59 +311,3 @@ def stored_bias_records(run: Run) -> list[AnchorMeasure]:
     from textrobust.records import decode
 
     return [decode(AnchorMeasure, r.payload) for r in run.results() if not r.failed]
-
-
-def bias_dataset(
-    layer: QueryLayer,
-    neighbourhood: Neighbourhood,
-    dataset: Dataset | Sequence[Example],
-    run: Run,
-    *,
-    groups: Sequence[ProtectedGroup] | None = None,
-    config: BiasConfig | None = None,
-    blacklist: Iterable[str] | None = None,
-    progress: Progress | None = None,
-    description: str = "bias",
-    on_anchors: Callable[[int], None] | None = None,
-) -> tuple[list[AnchorMeasure], dict[str, Any]]:
-    """Measure every anchor of ``dataset`` not yet in ``run`` (each recorded when done);
-    return all stored records and the summary of :func:`textrobust.bias.report.bias_table`.
-
-    ``groups`` default to gender; ``blacklist`` defaults to the words of every registered
-    protected group.
-    """
-    from textrobust.bias.report import bias_table
-    from textrobust.records import encode
-    from textrobust.runner import run_examples
-
-    config = config or BiasConfig()
-    groups = tuple(groups) if groups is not None else protected_groups(["gender"])
-    banned = tuple(sorted(blacklist if blacklist is not None else protected_words(protected_groups(["all"]))))
-    anchors = find_anchors(dataset, groups, both_directions=config.both_directions)
-    if on_anchors is not None:
-        on_anchors(len(anchors))
-
-    def work(anchor: Anchor) -> Mapping[str, Any]:
-        return encode(measure_anchor(anchor, layer, neighbourhood, config, banned))
-
-    stats = run_examples(
-        run,
-        [(a.id, a) for a in anchors],
-        work,
-        progress=progress,
-        description=description,
-        queries=lambda: layer.queries,
-    )
-    records = stored_bias_records(run)
-    table = bias_table(records, max_k=config.max_k)
-    summary: dict[str, Any] = {
-        "anchors": len(anchors),
-        "pairs": len(table),
-        "table": [row.to_dict() for row in table],
-        "errors": len(run.failed_ids()),
-        "computed_now": stats.computed,
-        "resumed": stats.done_before,
-        "seconds_now": stats.seconds,
-        "queries_now": stats.queries,
-    }
-    return records, summary

@@ -31,11 +31,20 @@ def _registries() -> dict[str, Any]:
     from textrobust.victims.wrappers import VICTIM_WRAPPERS
     from textrobust.zoo import ZOO
 
+    from textrobust.analyses import ANALYSES
+    from textrobust.analyses.accs.scorers import CONSTRAINT_MODELS
     from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.constraints import CONSTRAINTS
     from textrobust.attack.recipes import RECIPES
     from textrobust.attack.searches import SEARCHES
+    from textrobust.audit.executors import EXECUTORS
+    from textrobust.bias.pairs import PROTECTED_GROUPS
+    from textrobust.fill_in import FILL_INS
+    from textrobust.second_order import SECOND_ORDER_SEARCHES
+    from textrobust.similarity import SIMILARITY_SCORERS
 
-    return {"data sets": DATASETS, "architectures (zoo)": ZOO, "victim wrappers": VICTIM_WRAPPERS,
-            "attack recipes": RECIPES, "candidate sources": CANDIDATE_SOURCES, "constraints": CONSTRAINTS,
-            "searches": SEARCHES, "assets": ASSETS}
+    return {"analyses": ANALYSES, "executors": EXECUTORS, "data sets": DATASETS, "architectures (zoo)": ZOO,
+            "victim wrappers": VICTIM_WRAPPERS, "attack recipes": RECIPES, "candidate sources": CANDIDATE_SOURCES,
+            "constraints": CONSTRAINTS, "searches": SEARCHES, "second-order searches": SECOND_ORDER_SEARCHES,
+            "fill-in models": FILL_INS, "similarity scorers": SIMILARITY_SCORERS,
+            "ACCS constraint models": CONSTRAINT_MODELS, "protected groups": PROTECTED_GROUPS, "assets": ASSETS}

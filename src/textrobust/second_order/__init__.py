@@ -10,7 +10,7 @@ second-order-robustness-and-bias.txt).
 - :class:`SecondOrderGoal`: ``x`` and ``x (+) p`` get different labels (Eq. 2-4, with the
   multi-class generalisation documented in :mod:`textrobust.second_order.goal`);
 - searches: :func:`so_beam` (Algorithm 2), :class:`SOEnum`, :class:`RandomBaseline`;
-- :class:`SecondOrderAttack` and :func:`second_order_dataset` to run them over data.
+- :class:`SecondOrderAttack` to run them (over a data set: the ``second-order`` analysis).
 
 Counterfactual token bias (Section 4) lives in :mod:`textrobust.bias`. Nothing heavy is
 imported here.
@@ -21,7 +21,6 @@ from textrobust.second_order.analysis import (
     SecondOrderAttack,
     SecondOrderResult,
     add_perplexity,
-    second_order_dataset,
     stored_second_order_results,
     summary,
 )
@@ -58,7 +57,6 @@ __all__ = [
     "labels_differ",
     "masked_key",
     "prediction_difference",
-    "second_order_dataset",
     "second_order_loss",
     "so_beam",
     "soft_difference",

@@ -32,11 +32,11 @@ import numpy as np
 from textrobust.attack import metrics
 from textrobust.attack.problem import Problem, Search
 from textrobust.attack.results import AttackResult, Status
-from textrobust.data.examples import Dataset, Example
+from textrobust.data.examples import Example
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.registry import Registry
-from textrobust.second_order.goal import SecondOrderGoal, labels_differ
 from textrobust.fill_in.neighbourhood import Neighbourhood
+from textrobust.second_order.goal import SecondOrderGoal, labels_differ
 from textrobust.second_order.patch import Patch, PatchFinder
 from textrobust.second_order.random_baseline import RandomBaseline
 from textrobust.second_order.so_beam import so_beam
@@ -45,8 +45,6 @@ from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
-
     from textrobust.store import Run
 
 __all__ = [
@@ -54,7 +52,6 @@ __all__ = [
     "SecondOrderAttack",
     "SecondOrderResult",
     "add_perplexity",
-    "second_order_dataset",
     "stored_second_order_results",
     "summary",
 ]
@@ -308,43 +305,3 @@ def summary(results: Sequence[SecondOrderResult]) -> dict[str, Any]:
     return out
 
 
-def second_order_dataset(
-    attack: SecondOrderAttack,
-    dataset: Dataset | Sequence[Example],
-    run: Run,
-    *,
-    lm: Any | None = None,
-    progress: Progress | None = None,
-    description: str = "second-order",
-) -> tuple[list[SecondOrderResult], dict[str, Any]]:
-    """Attack every example not yet in ``run`` (each recorded the moment it is done);
-    return all stored results and their :func:`summary` with this session's statistics.
-    ``lm`` (a :class:`~textrobust.lm.CausalLM`) adds perplexities to successes."""
-    from textrobust.runner import run_examples
-
-    def work(example: Example) -> dict[str, Any]:
-        result = attack.attack(example)
-        if lm is not None:
-            result = add_perplexity(result, lm)
-        return result.to_payload()
-
-    stats = run_examples(
-        run,
-        [(e.id, e) for e in dataset],
-        work,
-        progress=progress,
-        description=description,
-        queries=lambda: attack.layer.queries,
-    )
-    results = stored_second_order_results(run)
-    out = summary(results)
-    out.update(
-        {
-            "errors": len(run.failed_ids()),
-            "computed_now": stats.computed,
-            "resumed": stats.done_before,
-            "seconds_now": stats.seconds,
-            "queries_now": stats.queries,
-        }
-    )
-    return results, out

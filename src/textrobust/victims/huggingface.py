@@ -157,6 +157,9 @@ class HuggingFaceVictim:
                 f"The folder {str(folder)!r} has no model weights (*.safetensors). Save the "
                 f"model with model.save_pretrained(folder)."
             )
+        from textrobust.assets.offline import hf_offline
+
+        hf_offline()
         try:
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError:
