@@ -158,8 +158,7 @@ class AttackAnalysis(Analysis):
 def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_names: Sequence[str],
                    recipe: str) -> dict[str, Any]:
     """The report section of a first-order attack."""
-    from textrobust.analyses.figures import bar_chart
-    from textrobust.analyses.sections import example_row, figure, headline, table
+    from textrobust.analyses.sections import example_row, headline, outcome_figures, table
 
     exhausted = (f"an upper bound: {s.budget_exhausted} example(s) ran out of query budget and count as "
                  "robust") if s.budget_exhausted else None
@@ -173,18 +172,11 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
             ["budget exhausted", s.budget_exhausted], ["errors", s.errors],
             ["median perplexity before", s.median_perplexity_before],
             ["median perplexity after", s.median_perplexity_after], ["seconds per example", s.seconds_per_example]]
-    figures = []
-    if results:
-        figures.append(figure("How the attacks ended", bar_chart(
-            ["succeeded", "failed", "skipped", "budget exhausted", "errors"],
-            [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
-            title=f"{recipe}: outcomes", xlabel="", ylabel="examples")))
-        l0 = [r.l0 for r in results if r.status is Status.SUCCEEDED]
-        if l0:
-            top = max(l0)
-            figures.append(figure("Words changed per successful attack", bar_chart(
-                [str(k) for k in range(1, top + 1)], [l0.count(k) for k in range(1, top + 1)],
-                title="words changed (l0)", xlabel="words changed", ylabel="successes")))
+    figures = outcome_figures(
+        recipe, ["succeeded", "failed", "skipped", "budget exhausted", "errors"],
+        [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
+        [r.l0 for r in results if r.status is Status.SUCCEEDED], l0_from=1,
+        l0_title="Words changed per successful attack", l0_chart_title="words changed (l0)") if results else []
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.original, r.perturbed,
                             r.original_prediction, r.perturbed_prediction,
                             None if math.isnan(r.extras.get("similarity", math.nan) or math.nan)

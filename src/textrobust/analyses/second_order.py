@@ -185,8 +185,7 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     """The report section of a second-order attack. Example rows show the vulnerable
     ``x~0`` and its patched twin ``x~0 (+) p`` with their predictions (the flip the
     single synonym swap causes); the note gives the test sentence ``x0``."""
-    from textrobust.analyses.figures import bar_chart
-    from textrobust.analyses.sections import example_row, figure, headline, table
+    from textrobust.analyses.sections import example_row, headline, outcome_figures, table
 
     heads = [headline("second-order success rate", s.success_rate, "%", "vulnerable neighbour found / attacked"),
              headline("vulnerable examples found", s.succeeded, "int"),
@@ -198,19 +197,13 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
             ["skipped (no synonym patch)", s.skipped], ["budget exhausted", s.budget_exhausted],
             ["errors", s.errors], ["median perplexity before", s.median_perplexity_before],
             ["median perplexity after", s.median_perplexity_after], ["seconds per example", s.seconds_per_example]]
-    figures = []
-    if results:
-        figures.append(figure("How the attacks ended", bar_chart(
-            ["found", "not found", "skipped", "budget exhausted", "errors"],
-            [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
-            title=f"{method}: outcomes", xlabel="", ylabel="examples")))
-        l0 = [r.l0 for r in results if r.status is Status.SUCCEEDED]
-        if l0:
-            top = max(l0)
-            figures.append(figure("Words changed from x0 to the vulnerable example", bar_chart(
-                [str(k) for k in range(top + 1)], [l0.count(k) for k in range(top + 1)],
-                title="words changed (l0; 0 = x0 itself)", xlabel="words changed", ylabel="successes"),
-                "l0 = 0: the test sentence itself is flipped by the patch (a first-order adversarial example)."))
+    figures = outcome_figures(
+        method, ["found", "not found", "skipped", "budget exhausted", "errors"],
+        [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
+        [r.l0 for r in results if r.status is Status.SUCCEEDED], l0_from=0,
+        l0_title="Words changed from x0 to the vulnerable example", l0_chart_title="words changed (l0; 0 = x0 itself)",
+        l0_caption="l0 = 0: the test sentence itself is flipped by the patch (a first-order adversarial example)."
+    ) if results else []
     successes = sorted((r for r in results if r.status is Status.SUCCEEDED and r.patch is not None),
                        key=lambda r: r.l0 == 0)  # neighbours first, x0 itself last
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.vulnerable,

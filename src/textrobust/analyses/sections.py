@@ -12,7 +12,7 @@ from typing import Any
 
 from textrobust.text import Text, split_words
 
-__all__ = ["example_row", "figure", "headline", "tokens", "table"]
+__all__ = ["example_row", "figure", "headline", "outcome_figures", "tokens", "table"]
 
 
 def headline(label: str, value: Any, fmt: str = "float", note: str | None = None) -> dict[str, Any]:
@@ -67,3 +67,19 @@ def example_row(example_id: str, status: str, label_names: Sequence[str], label:
     return {"id": example_id, "status": status, "label": name(label) or str(label),
             "prediction_before": name(before), "prediction_after": name(after),
             "original": original_tokens, "perturbed": perturbed_tokens, "changed": changed, "note": note}
+
+
+def outcome_figures(title: str, outcome_labels: Sequence[str], outcome_counts: Sequence[int], l0: Sequence[int], *,
+                    l0_from: int, l0_title: str, l0_chart_title: str, l0_caption: str = "") -> list[dict[str, Any]]:
+    """The two figures of an attack section: how the attacks ended (one bar per outcome)
+    and how many words the successes changed (one bar per count from ``l0_from``)."""
+    from textrobust.analyses.figures import bar_chart
+
+    figures = [figure("How the attacks ended", bar_chart(list(outcome_labels), list(outcome_counts),
+                                                         title=f"{title}: outcomes", xlabel="", ylabel="examples"))]
+    if l0:
+        counts = range(l0_from, max(l0) + 1)
+        figures.append(figure(l0_title, bar_chart([str(k) for k in counts], [list(l0).count(k) for k in counts],
+                                                  title=l0_chart_title, xlabel="words changed", ylabel="successes"),
+                              l0_caption))
+    return figures
