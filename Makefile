@@ -10,10 +10,11 @@ PYTEST_ARGS ?=
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-system.sh
+$(VENV)/.installed: pyproject.toml scripts/install-system.sh scripts/link-system-packages.sh
 	bash scripts/install-system.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+	bash scripts/link-system-packages.sh $(BIN)/python
 	$(BIN)/textrobust assets prepare
 	$(BIN)/python -m textrobust.zoo default --threads 1
 	touch $@

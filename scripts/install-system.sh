@@ -3,7 +3,10 @@
 # wordnet-sense-index for sense keys). `textrobust assets prepare wordnet` then copies it
 # into the cache in NLTK's layout. Also Chromium, optional: the report tests render
 # report.html in headless Chromium (they are skipped without it); a failure to install it
-# only prints a warning.
+# only prints a warning. Also CMU Link Grammar with its Python binding and English
+# dictionaries (python3-link-grammar, link-grammar-dictionaries-en), optional: the
+# attribution analysis counts grammar errors with it (the Makefile makes the binding
+# importable in the venv); without it the grammar distance is reported as absent.
 #
 # Installs with apt-get when apt-get exists and we are root; otherwise it prints a warning
 # and exits 0 (`textrobust assets` then reports WordNet as missing, with the fix).
@@ -11,7 +14,7 @@
 set -euo pipefail
 
 PACKAGES=(wordnet-base wordnet-sense-index)
-OPTIONAL=(chromium)
+OPTIONAL=(chromium python3-link-grammar link-grammar-dictionaries-en)
 
 warn() { printf 'install-system.sh: WARNING: %s\n' "$*" >&2; }
 
@@ -43,7 +46,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
         warn "or set TEXTROBUST_WORDNET to an NLTK_DATA folder holding corpora/wordnet."
     fi
     if [ "${#missing_optional[@]}" -gt 0 ]; then
-        warn "apt-get not found: install Chromium yourself to run the report's browser test."
+        warn "apt-get not found: install ${missing_optional[*]} yourself (report browser test, grammar errors)."
     fi
     exit 0
 fi
@@ -55,7 +58,7 @@ if [ "$(id -u)" -ne 0 ]; then
     fi
     if [ "${#missing_optional[@]}" -gt 0 ]; then
         warn "not root: run 'sudo apt-get install -y --no-install-recommends ${missing_optional[*]}' yourself"
-        warn "to run the report's browser test."
+        warn "(the report's browser test; grammar errors in the attribution analysis)."
     fi
     exit 0
 fi
@@ -76,7 +79,7 @@ if [ "${#missing_optional[@]}" -gt 0 ]; then
     if apt-get install -y -qq --no-install-recommends "${missing_optional[@]}"; then
         echo "install-system.sh: installed ${missing_optional[*]}"
     else
-        warn "apt-get install ${missing_optional[*]} failed: the report's browser test will be skipped."
+        warn "apt-get install ${missing_optional[*]} failed: the report's browser test is skipped and grammar errors are reported absent."
     fi
 fi
 exit 0

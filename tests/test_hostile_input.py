@@ -116,3 +116,77 @@ def test_the_hostile_file_passes_through_attack_and_audit(tmp_path: Path) -> Non
                                  "--quiet", "--out", str(audit_out)], terminal_width=100)
     assert result.exit_code == 0, result.output
     assert json.loads((audit_out / "summary.json").read_text())["analyses"]["evaluate"]["summary"]["examples"] == 3
+
+
+_KILLED_CHILD = """
+import sys, time
+from textrobust import audit
+from textrobust.audit.testing import keyword_scores
+from textrobust.victims.function import FunctionVictim
+
+def slow(texts):
+    time.sleep(0.3)
+    return keyword_scores(texts)
+
+audit.run(FunctionVictim(slow, ("negative", "positive")), sys.argv[1], {"evaluate": {"batch_size": 1}},
+          sys.argv[2], data_options={"id_column": "id", "label_names": ["negative", "positive"],
+                                     "on_bad_rows": "skip"}, progress=False)
+"""
+
+
+def test_kill_9_in_the_middle_of_the_hostile_file_loses_nothing(tmp_path: Path) -> None:
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    import textrobust
+    from textrobust import audit
+    from textrobust.audit.testing import keyword_victim
+
+    path = hostile_csv(tmp_path)
+    out = tmp_path / "killed"
+    store = out / "store.sqlite"
+
+    def saved() -> int:
+        if not store.is_file():
+            return 0
+        try:
+            conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+            try:
+                return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.OperationalError:  # the tables are not created yet
+            return 0
+
+    env = dict(os.environ)
+    src = str(Path(textrobust.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(path), str(out)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while saved() < 2:
+            if child.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"child ended or stalled early: {child.communicate()[1].decode()}")
+            time.sleep(0.02)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL
+    before = saved()
+    assert 2 <= before < 7  # killed in the middle
+
+    options = {"id_column": "id", "label_names": ["negative", "positive"], "on_bad_rows": "skip"}
+    resumed = audit.run(keyword_victim(), path, {"evaluate": {"batch_size": 1}}, out, data_options=options,
+                        resume=True, progress=False)
+    fresh = audit.run(keyword_victim(), path, {"evaluate": {"batch_size": 1}}, tmp_path / "fresh",
+                      data_options=options, progress=False)
+    assert resumed["evaluate"].resumed == before
+    assert resumed["evaluate"].computed == 7 - before
+    assert resumed["evaluate"].summary == fresh["evaluate"].summary
+    assert resumed["evaluate"].summary.units == 7 and resumed["evaluate"].summary.errors == 0

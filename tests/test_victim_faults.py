@@ -63,3 +63,29 @@ def test_a_victim_failing_on_every_call_stops_after_n_failures(tmp_path: Path) -
     with pytest.raises(TextRobustError, match="10 units in a row failed.*unreachable.*--resume"):
         audit.run(FunctionVictim(down, ("negative", "positive")), data, {"evaluate": {"batch_size": 1}}, tmp_path,
                   progress=False, max_consecutive_failures=10)
+
+
+def _slow_keyword(texts: list[str]) -> list[list[float]]:
+    import time
+
+    from textrobust.audit.testing import keyword_scores
+
+    if any("slow" in t for t in texts):
+        time.sleep(0.2)  # some texts take far longer than the rest
+    return keyword_scores(texts)
+
+
+def test_a_slow_victim_loses_nothing_when_answers_arrive_out_of_order(tmp_path: Path) -> None:
+    from textrobust.audit.testing import keyword_victim
+
+    words = ["good", "slow good", "bad", "slow bad", "great", "dull", "slow great", "fine"]
+    examples = tuple(Example(f"e{i}", Text.from_string(f"a {w} film"), i % 2) for i, w in enumerate(words))
+    data = Dataset("slow", examples, ("negative", "positive"), split="test")
+    slow = FunctionVictim(_slow_keyword, ("negative", "positive"))
+    analyses = {"evaluate": {"batch_size": 1}}
+    fast = audit.run(keyword_victim(), data, analyses, tmp_path / "fast", progress=False)
+    # Two worker processes: the slow examples finish after later ones.
+    late = audit.run(slow, data, analyses, tmp_path / "slow", executor="process", workers=2, progress=False)
+    assert late["evaluate"].summary == fast["evaluate"].summary
+    assert late["evaluate"].summary.units == len(words) and late["evaluate"].summary.errors == 0
+    assert [r.example_id for r in late["evaluate"].records] == [r.example_id for r in fast["evaluate"].records]

@@ -151,7 +151,8 @@ def _interrupted(out: Path, ctx: click.Context) -> None:
         with RunStore(path) as store:
             saved = sum(len(run) for run in store.runs())
     command = " ".join(["textrobust", ctx.info_name or "", "--out", str(out), "--resume"])
-    err_console.print(f"interrupted: {saved:,} results are saved in {path}; continue with: {command}")
+    err_console.print(f"interrupted: {saved:,} results are saved in {path}; continue with: {command}",
+                      soft_wrap=True)  # one line: the command can be copied
     raise typer.Exit(code=130)
 
 

@@ -11,11 +11,13 @@ A *query* is one text actually sent to the victim; cache hits are free.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from textrobust.victims.protocol import as_texts
 from textrobust.text import Text
 from textrobust.victims.protocol import Capabilities, Victim
 
-__all__ = ["QueryLayer", "QueryStats", "Budget"]
+__all__ = ["LONG_KEY_CHARS", "QueryLayer", "QueryStats", "Budget", "cache_key"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,25 @@ class Budget:
         return f"Budget(limit={self.limit}, used={self.used})"
 
 
+#: Keys longer than this many characters are cached under a digest, not the text.
+LONG_KEY_CHARS = 1024
+
+
+def cache_key(key: tuple[str, ...]) -> tuple[Any, ...]:
+    """The cache's key for a text key: the key itself for ordinary texts; for long ones a
+    128-bit BLAKE2b digest of the columns, so the cache of a 50,000-word text's leave-one-
+    out probes holds 16 bytes per text, not the text (a chance collision is about 2^-64
+    after 2^32 texts: negligible)."""
+    if sum(map(len, key)) <= LONG_KEY_CHARS:
+        return key
+    digest = hashlib.blake2b(digest_size=16)
+    for column in key:
+        data = column.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return ("blake2b", digest.digest())
+
+
 class QueryLayer:
     """Batches, caches, counts and budgets the queries sent to ``victim``.
 
@@ -102,7 +123,7 @@ class QueryLayer:
         self.batch_size = batch_size
         self.cache_size = cache_size
         self.check_outputs = check_outputs
-        self._cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
         self._budgets: list[Budget] = []
         self._requested = 0
         self._queries = 0
@@ -134,12 +155,12 @@ class QueryLayer:
         n_labels = self.num_labels
         out = np.empty((len(texts), n_labels), dtype=np.float64)
         hits = 0
-        missing: dict[tuple[str, ...], list[int]] = {}
+        missing: dict[tuple[Any, ...], list[int]] = {}
         missing_texts: list[Text] = []
-        missing_keys: list[tuple[str, ...]] = []
+        missing_keys: list[tuple[Any, ...]] = []
         cache = self._cache
         for i, text in enumerate(texts):
-            key = text.key
+            key = cache_key(text.key)
             row = cache.get(key) if self.cache_size != 0 else None
             if row is not None:
                 cache.move_to_end(key)
@@ -231,7 +252,7 @@ class QueryLayer:
                 f"with outputs='logits'."
             )
 
-    def _store(self, key: tuple[str, ...], row: np.ndarray) -> None:
+    def _store(self, key: tuple[Any, ...], row: np.ndarray) -> None:
         if self.cache_size == 0:
             return
         self._cache[key] = row

@@ -11,7 +11,9 @@
 A higher goal score after removing a word means the word was holding the prediction up,
 so it comes first. ``delete`` and ``unk`` cost one query per ranked position (texts
 already scored are free: the query layer caches), counted against the budget like any
-other query; ``gradient`` and ``random`` cost none.
+other query; ``gradient`` and ``random`` cost none. The leave-one-out texts are built and
+scored :data:`PROBE_CHUNK` at a time, so ranking a text of n words holds O(n) texts at
+once, never all n (a 50,000-word row would otherwise build n^2 words in memory).
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ from textrobust.attack.problem import Evaluation, Problem
 from textrobust.errors import ConfigError
 from textrobust.text import WORD_PATTERN, Text
 
-__all__ = ["QUERY_FREE", "Ranking", "WordImportance", "rank_positions"]
+__all__ = ["PROBE_CHUNK", "QUERY_FREE", "Ranking", "WordImportance", "rank_positions"]
+
+#: Leave-one-out texts built and scored per call (memory: this many texts at a time).
+PROBE_CHUNK = 256
 
 
 class Ranking(StrEnum):
@@ -69,7 +74,8 @@ def rank_positions(
 
     ``evaluate`` scores texts (default ``problem.evaluate``; a search passes its own to
     keep batching and budget handling in one place); all ``delete``/``unk`` texts go in
-    one call. Ties keep position order. ``rng`` is needed for ``random``.
+    calls of :data:`PROBE_CHUNK` texts. Ties keep position order. ``rng`` is needed for
+    ``random``.
     """
     try:
         method = Ranking(method)
@@ -100,12 +106,16 @@ def rank_positions(
                 f"The 'unk_token' parameter must be one word (letters/digits, inner ' or -). "
                 f"Got {unk_token!r} instead."
             )
-        if method is Ranking.DELETE:
-            probes = [text.without(p) for p in positions]
-        else:
-            probes = [text.replace(p, unk_token) for p in positions]
         scorer = evaluate if evaluate is not None else problem.evaluate
-        values = np.asarray(scorer(probes).scores, dtype=np.float64)
+        chunks = []
+        for start in range(0, len(positions), PROBE_CHUNK):
+            part = positions[start : start + PROBE_CHUNK]
+            if method is Ranking.DELETE:
+                probes = [text.without(p) for p in part]
+            else:
+                probes = [text.replace(p, unk_token) for p in part]
+            chunks.append(np.asarray(scorer(probes).scores, dtype=np.float64))
+        values = np.concatenate(chunks)
     order = np.argsort(-values, kind="stable")
     return WordImportance(
         method,
