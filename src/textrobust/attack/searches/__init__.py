@@ -27,9 +27,12 @@ from textrobust.attack.searches.greedy import GreedyConfig, GreedySearch
 from textrobust.attack.searches.pdp import PseudoDynamicProgramming
 from textrobust.attack.searches.pso import ParticleSwarmSearch, PSOConfig
 from textrobust.attack.searches.ranking import Ranking, WordImportance, rank_positions
+from textrobust.attack.searches.tea import TEAConfig, TEASearch
+from textrobust.attack.searches.tea import tef as _tef
 from textrobust.registry import Registry
 
 __all__ = [
+    "ATTRIBUTION_SEARCHES",
     "SEARCHES",
     "BaseSearch",
     "BeamConfig",
@@ -43,6 +46,8 @@ __all__ = [
     "PSOConfig",
     "ParticleSwarmSearch",
     "Ranking",
+    "TEAConfig",
+    "TEASearch",
     "WordImportance",
     "rank_positions",
 ]
@@ -64,4 +69,10 @@ for _name, _factory, _summary in _ENTRIES:
 # above, the exhaustive search proves it from below.
 SEARCHES.add("pdp", PseudoDynamicProgramming, "pseudo-dynamic programming: few-substitution attacks (Yang et al. 2022)")
 SEARCHES.add("exhaustive", ExhaustiveSearch, "exhaustive search by layers: a minimal adversarial example (Yang et al. 2022)")
+
+#: The attribution attacks (Ivankay et al. 2022): searches that need an AttributionGoal
+#: (move the explanation, keep the prediction), so they are not misclassification searches.
+ATTRIBUTION_SEARCHES: Registry[Callable[..., Search]] = Registry("attribution search")
+ATTRIBUTION_SEARCHES.add("tea", TEASearch, "TEA: change the explanation, keep the prediction (Ivankay et al. 2022)")
+ATTRIBUTION_SEARCHES.add("tef", _tef, "TEF: TEA's loop without batch masking, for embedding neighbours (Ivankay et al. 2021)")
 
