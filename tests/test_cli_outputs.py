@@ -61,6 +61,13 @@ def test_budget_exhausted_examples_get_their_own_row(tmp_path: Path, monkeypatch
     row = next(line for line in result.output.splitlines() if "budget exhausted" in line)
     assert str(summary["budget_exhausted"]) in row
     assert "upper bound" in result.output  # the accuracy under attack is flagged, not presented as exact
+    outcomes = {}
+    for line in result.output.splitlines():
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        if len(cells) == 2 and cells[0].startswith(("succeeded", "failed", "skipped", "budget", "errors")):
+            outcomes[cells[0]] = int(cells[1])
+    assert outcomes["failed (search ended)"] + outcomes["budget exhausted"] == summary["failed"]
+    assert sum(outcomes.values()) == summary["units"]  # disjoint rows: nothing counted twice
 
 
 def test_evaluate_over_zero_examples_prints_n_a(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -168,13 +168,16 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
              headline("words perturbed", s.words_perturbed, "%", "mean share over successes"),
              headline("queries per example", s.queries_per_example, "float"),
              headline("similarity (MiniLM cosine)", s.similarity, "float")]
-    rows = [["succeeded", s.succeeded], ["failed", s.failed], ["skipped (already wrong)", s.skipped],
+    # A budget-exhausted example is also FAILED (no flip found); its own row keeps the
+    # outcome rows disjoint, so they add up to the units.
+    ended = sum(1 for r in results if r.status is Status.FAILED and not r.budget_exhausted)
+    rows = [["succeeded", s.succeeded], ["failed (search ended)", ended], ["skipped (already wrong)", s.skipped],
             ["budget exhausted", s.budget_exhausted], ["errors", s.errors],
             ["median perplexity before", s.median_perplexity_before],
             ["median perplexity after", s.median_perplexity_after], ["seconds per example", s.seconds_per_example]]
     figures = outcome_figures(
         recipe, ["succeeded", "failed", "skipped", "budget exhausted", "errors"],
-        [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
+        [s.succeeded, ended, s.skipped, s.budget_exhausted, s.errors],
         [r.l0 for r in results if r.status is Status.SUCCEEDED], l0_from=1,
         l0_title="Words changed per successful attack", l0_chart_title="words changed (l0)") if results else []
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.original, r.perturbed,

@@ -193,13 +193,15 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
              headline("words changed (l0)", s.l0, "float", "mean over successes"),
              headline("queries per example", s.queries_per_example, "float"),
              headline("fill-in requests per example", s.fill_requests_per_example, "float")]
-    rows = [["vulnerable example found", s.succeeded], ["not found", s.failed],
+    # A budget-exhausted example is also FAILED: its own row keeps the rows disjoint.
+    ended = sum(1 for r in results if r.status is Status.FAILED and not r.budget_exhausted)
+    rows = [["vulnerable example found", s.succeeded], ["not found (search ended)", ended],
             ["skipped (no synonym patch)", s.skipped], ["budget exhausted", s.budget_exhausted],
             ["errors", s.errors], ["median perplexity before", s.median_perplexity_before],
             ["median perplexity after", s.median_perplexity_after], ["seconds per example", s.seconds_per_example]]
     figures = outcome_figures(
         method, ["found", "not found", "skipped", "budget exhausted", "errors"],
-        [s.succeeded, s.failed, s.skipped, s.budget_exhausted, s.errors],
+        [s.succeeded, ended, s.skipped, s.budget_exhausted, s.errors],
         [r.l0 for r in results if r.status is Status.SUCCEEDED], l0_from=0,
         l0_title="Words changed from x0 to the vulnerable example", l0_chart_title="words changed (l0; 0 = x0 itself)",
         l0_caption="l0 = 0: the test sentence itself is flipped by the patch (a first-order adversarial example)."
