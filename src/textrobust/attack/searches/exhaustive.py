@@ -46,6 +46,7 @@ from pydantic import Field
 
 from textrobust.attack.problem import Evaluation, Problem
 from textrobust.attack.searches.base import BaseSearch, Run, admissible
+from textrobust.attack.searches.ranking import PROBE_CHUNK
 from textrobust.config import Config
 from textrobust.errors import ConfigError, QueryBudgetExceeded, TextRobustError
 from textrobust.attack.space import PerturbationSpace, space_from_problem
@@ -151,7 +152,12 @@ def sensitivity_order(
     else:
         if evaluate is None:
             raise ConfigError("sensitivity_order(method='delete') needs 'evaluate' (a goal's evaluate).")
-        values = np.asarray(evaluate([space.original.without(p) for p in positions]).scores, dtype=np.float64)
+        # Leave-one-out texts in chunks, as the engine's word-importance ranking: a long
+        # text never has all n texts of n words in memory at once.
+        values = np.concatenate([
+            np.asarray(evaluate([space.original.without(p) for p in positions[i:i + PROBE_CHUNK]]).scores,
+                       dtype=np.float64)
+            for i in range(0, len(positions), PROBE_CHUNK)]) if positions else np.zeros(0)
     order = np.argsort(-values, kind="stable")
     return tuple(positions[i] for i in order)
 
