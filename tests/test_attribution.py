@@ -256,3 +256,28 @@ def test_hugging_face_folder_sums_sub_word_pieces(bert_victim: Any) -> None:
     assert att.shape == (4,) and np.all(att >= 0)
     # zeroing the word's pieces changes the explanation
     assert not np.allclose(ig.attribute([text], [1], zeroed=[3])[0], values)
+
+
+def test_lstm_att_returns_its_attention_vector_through_the_victim() -> None:
+    import torch
+
+    from textrobust.victims.torch import TorchVictim
+    from textrobust.zoo.architectures import ZOO
+    from textrobust.zoo.vocab import WordVocab
+
+    torch.manual_seed(0)
+    arch = ZOO.get("lstm_att")
+    vocab = WordVocab(["good", "film", "bad", "plot", "very"])
+    model = arch.build(arch.make_config({"hidden": 8, "attention_dim": 4, "embed_dim": 6}), len(vocab), 2)
+    victim = TorchVictim(model, vocab, ("neg", "pos"))
+    assert victim.capabilities.attention and victim.capabilities.gradients
+    short, long = t("good film"), t("a very bad plot indeed")
+    attention = Attention(victim).attribute([short, long], [0, 1])
+    np.testing.assert_allclose([a.sum() for a in attention], [1.0, 1.0], atol=1e-5)
+    # the same as alpha computed alone (padding in a batch changes nothing)
+    ids, mask, _ = victim.encode([short])
+    with torch.no_grad():
+        _, rows = model.forward_embedded(model.embed(ids), mask, return_attention=True)
+    np.testing.assert_allclose(attention[0], rows[0, 0, 0, 0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(victim.probabilities([short, long])[0], victim.probabilities([short])[0], atol=1e-5)
+    assert Saliency(victim).attribute([long], [1])[0].shape == (5,)

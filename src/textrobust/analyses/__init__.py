@@ -6,7 +6,7 @@
 one line here.
 
 >>> ANALYSES.names()
-['accs', 'attack', 'bias', 'evaluate', 'pr', 'radius', 'second-order']
+['accs', 'attack', 'attribution', 'bias', 'evaluate', 'pr', 'radius', 'second-order']
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ ANALYSES: Registry[type[Analysis]] = Registry("analysis")
 def _register() -> None:
     from textrobust.analyses.accs.analysis import AccsAnalysis
     from textrobust.analyses.attacks import AttackAnalysis
+    from textrobust.analyses.attribution.analysis import AttributionAnalysis
     from textrobust.analyses.bias import BiasAnalysis
     from textrobust.analyses.evaluation import EvaluateAnalysis
     from textrobust.analyses.radius import PRMetricAnalysis, RadiusBoundsAnalysis
     from textrobust.analyses.second_order import SecondOrderAnalysis
 
     for cls in (EvaluateAnalysis, AttackAnalysis, AccsAnalysis, RadiusBoundsAnalysis, PRMetricAnalysis,
-                SecondOrderAnalysis, BiasAnalysis):
+                SecondOrderAnalysis, BiasAnalysis, AttributionAnalysis):
         ANALYSES.add(cls.name, cls, cls.title)
 
 

@@ -16,6 +16,7 @@ from textrobust.cli import (
     accs,
     assets,
     attack,
+    attribution,
     audit,
     components,
     data,
@@ -36,7 +37,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (audit, report, assets, components, data, train, evaluate, attack, second_order, radius, accs, export):
+for module in (audit, report, assets, components, data, train, evaluate, attack, second_order, radius, accs, export,
+               attribution):
     module.register(app)
 
 

@@ -83,6 +83,11 @@ ZOO.add(
     "One-layer biLSTM (100 per direction), max-pooled; GloVe-initialised.",
 )
 ZOO.add(
+    "lstm_att",
+    Architecture("lstm_att", "textrobust.zoo.lstm_att", "LstmAttClassifier", "LstmAttConfig", training={"lr": 1e-3, "epochs": 10}),
+    "BiLSTM (100 per direction) with additive attention (Ivankay et al. 2022's LSTMAtt); returns attention.",
+)
+ZOO.add(
     "transformer",
     Architecture(
         "transformer", "textrobust.zoo.transformer", "TransformerClassifier", "TransformerConfig",

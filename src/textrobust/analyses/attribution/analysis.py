@@ -1,0 +1,211 @@
+"""The attribution-robustness analysis: TEA and TEF over a rho sweep, k and AUC_k.
+
+Ivankay et al., "Estimating the Adversarial Robustness of Attributions in Text with
+Transformers" (../shared/papers/attribution-robustness-tea.txt). For each example, the
+victim's predicted class ``l`` is explained (Algorithm 1's input), each attack runs at
+each ``rho_max`` of the sweep, and the best perturbed text is scored: PCC of the two
+attribution maps, MiniLM similarity (Eq. 5), relative perplexity (Eq. 6, Gemma,
+optional), grammar-error increase (link-grammar), and k (Eq. 2) for each text distance.
+The summary gives Figure 2's curves (means and standard deviations per rho), AUC_k per
+attack and TEA's relative increase over TEF (Figure 3).
+
+Candidates: TEA asks the project's fill-in (``textrobust.fill_in``; the default is the
+fast ``minilm_mlm`` route, ``causal_rescore`` or a local masked-LM folder by name), |C| = 15
+whole words per word; TEF the 15 nearest counter-fitted GloVe neighbours (the project
+counter-fits GloVe itself: no counter-fitted vectors exist offline). Stop words are never
+substituted (Algorithm 1, line 8).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from textrobust.analyses.attribution.records import (
+    AttackRun,
+    AttributionRecord,
+    AttributionSummary,
+    AucRow,
+    CurvePoint,
+)
+from textrobust.analyses.attribution.robustness import auc, lipschitz_k, mean_std, relative_increase
+from textrobust.analyses.attribution.settings import AttributionSettings
+from textrobust.analyses.attribution.text_distances import TextDistances, relative_perplexity, semantic_distance
+from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
+from textrobust.data.examples import Example
+
+__all__ = ["AttributionAnalysis", "build_attribution", "summarise_records"]
+
+PAPER = ("Ivankay, Rigotti, Girardi, Marchiori, Frossard: Estimating the Adversarial Robustness of "
+         "Attributions in Text with Transformers (2022); TEF: Ivankay et al., Fooling Explanations in "
+         "Text Classifiers (ICLR 2022).")
+
+
+def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
+    """The attribution method the settings ask for, on ``layer``."""
+    from textrobust.attribution import IntegratedGradients, attribution_for
+
+    if settings.attribution == "integrated_gradients":
+        return IntegratedGradients(layer, n_steps=settings.ig_steps)
+    return attribution_for(layer, settings.attribution)
+
+
+def _sources(settings: AttributionSettings) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "tea" in settings.attacks:
+        from textrobust.attack.candidates import fill_in_source
+
+        out["tea"] = fill_in_source(settings.candidates, fill_in=settings.fill_in)
+    if "tef" in settings.attacks:
+        from textrobust.attack.candidates import embedding_neighbours
+
+        out["tef"] = embedding_neighbours(k=settings.candidates)
+    return out
+
+
+class AttributionAnalysis(Analysis):
+    """TEA and TEF over a rho sweep: how far an explanation moves while the prediction stays."""
+
+    name = "attribution"
+    title = "Attribution robustness (TEA / TEF)"
+    paper = PAPER
+    settings_type = AttributionSettings
+    record_type = AttributionRecord
+    settings: AttributionSettings
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        return self.worker_with(context.layer, _sources(self.settings), TextDistances.default(
+            semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar))
+
+    def worker_with(self, layer: Any, sources: dict[str, Any], distances: TextDistances,
+                    stop_words: Any = None) -> Callable[[Example], AttributionRecord]:
+        """``analyse(example)`` with the given candidate sources (one per attack) and text
+        scorers (tests pass small ones)."""
+        from textrobust.attack.constraints.stop_words import StopWords
+        from textrobust.attack.goals_attribution import AttributionGoal
+        from textrobust.attack.problem import Problem
+        from textrobust.attack.searches import ATTRIBUTION_SEARCHES
+        from textrobust.attribution import pcc
+
+        s = self.settings
+        method = build_attribution(layer, s)
+        stop = StopWords(stop_words)
+        searches = {(attack, rho): ATTRIBUTION_SEARCHES.get(attack)(
+                        rho_max=rho, **({"batch_masking": s.batch_masking} if attack == "tea" else {}))
+                    for attack in s.attacks for rho in s.rhos}
+
+        def analyse(example: Example) -> AttributionRecord:
+            start_all = time.perf_counter()
+            queries_before = layer.stats().queries
+            text = example.text
+            prediction = int(layer.predict([text])[0])
+            goal = AttributionGoal(layer, method, text, prediction, distance=s.distance.value, k=s.top_k)
+            raw: list[dict[str, Any]] = []
+            exhausted = False
+            for attack in s.attacks:
+                problem = Problem(original=text, goal=goal, source=sources[attack], position_constraints=(stop,))
+                for rho in s.rhos:
+                    q0, a0, t0 = layer.stats().queries, method.stats().seconds, time.perf_counter()
+                    with layer.budget(s.budget) as budget:
+                        outcome = searches[(attack, rho)].search(text, problem)
+                    best = outcome.best
+                    kept = int(layer.predict([best])[0]) == prediction
+                    values = method.attribute([best], [prediction])[0]
+                    seconds = time.perf_counter() - t0
+                    exhausted |= outcome.budget_exhausted
+                    raw.append({"attack": attack, "rho_max": rho, "perturbed": best, "kept": kept,
+                                "values": values, "queries": layer.stats().queries - q0, "seconds": seconds,
+                                "attribution_seconds": method.stats().seconds - a0,
+                                "exhausted": outcome.budget_exhausted, "used": budget.used})
+            first, scores = distances.score(str(text), [str(r["perturbed"]) for r in raw])
+            runs = []
+            for i, r in enumerate(raw):
+                changed = len(text.diff(r["perturbed"]))
+                d_attr = goal.distance(r["values"], goal.reference)
+                sim, ppl, errors = scores.similarity[i], scores.perplexity[i], scores.grammar_errors[i]
+                d_sem = None if sim is None else semantic_distance(sim)
+                d_pp = None if ppl is None or first.perplexity[0] is None else \
+                    relative_perplexity(first.perplexity[0], ppl)
+                ge = None if errors is None or first.grammar_errors[0] is None else errors - first.grammar_errors[0]
+                runs.append(AttackRun(
+                    attack=r["attack"], rho_max=r["rho_max"], perturbed=r["perturbed"], changed=changed,
+                    rho=changed / len(text) if len(text) else 0.0, prediction_kept=r["kept"],
+                    pcc=pcc(r["values"], goal.reference), attribution_distance=d_attr,
+                    attribution=tuple(float(v) for v in r["values"]), similarity=sim, semantic_distance=d_sem,
+                    perplexity=ppl, relative_perplexity=d_pp, grammar_errors=errors, grammar_increase=ge,
+                    k_semantic=lipschitz_k(d_attr, d_sem, prediction_kept=r["kept"], changed_words=changed),
+                    k_perplexity=lipschitz_k(d_attr, d_pp, prediction_kept=r["kept"], changed_words=changed),
+                    queries=r["queries"], seconds=r["seconds"], attribution_seconds=r["attribution_seconds"],
+                    budget_exhausted=r["exhausted"]))
+            return AttributionRecord(
+                example_id=example.id, status="exhausted" if exhausted else "ok",
+                queries=layer.stats().queries - queries_before, seconds=time.perf_counter() - start_all,
+                label=int(example.label), prediction=prediction, method=method.method.value, original=text,
+                original_attribution=tuple(float(v) for v in goal.reference),
+                original_perplexity=first.perplexity[0], original_grammar_errors=first.grammar_errors[0],
+                runs=tuple(runs), budget_exhausted=exhausted)
+
+        return analyse
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "paper": "Ivankay et al. 2022 (TEA), Algorithm 1"}
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AttributionSummary:
+        return summarise_records(self.settings, [cast(AttributionRecord, r) for r in records], failures)
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        from textrobust.analyses.attribution.section import attribution_section
+
+        return attribution_section(cast(AttributionSummary, summary),
+                                   [cast(AttributionRecord, r) for r in records], label_names)
+
+
+def summarise_records(settings: AttributionSettings, records: Sequence[AttributionRecord],
+                      failures: Sequence[Failure]) -> AttributionSummary:
+    """The pure summary: curves per (attack, rho_max), AUC_k, relative increase."""
+    import numpy as np
+
+    points: list[CurvePoint] = []
+    for attack in settings.attacks:
+        for rho in settings.rhos:
+            runs = [run for r in records for run in r.runs if run.attack == attack and run.rho_max == rho]
+            kept = [run for run in runs if run.prediction_kept]
+
+            def stat(values: Sequence[float | None]) -> tuple[float, float, int]:
+                return mean_std(values)
+
+            pcc_m, pcc_s, _ = stat([x.pcc for x in kept])
+            sim_m, sim_s, _ = stat([x.similarity for x in kept])
+            pp_m, pp_s, _ = stat([x.relative_perplexity for x in kept])
+            ge_m, ge_s, _ = stat([x.grammar_increase for x in kept])
+            ks_m, ks_s, ks_n = stat([x.k_semantic for x in kept])
+            kp_m, kp_s, kp_n = stat([x.k_perplexity for x in kept])
+            seconds = float(np.mean([x.seconds for x in runs])) if runs else float("nan")
+            total = sum(x.seconds for x in runs)
+            share = sum(x.attribution_seconds for x in runs) / total if total > 0 else float("nan")
+            points.append(CurvePoint(attack, rho, len(runs), float(np.mean([x.rho for x in runs])) if runs
+                                     else float("nan"), pcc_m, pcc_s, sim_m, sim_s, pp_m, pp_s, ge_m, ge_s,
+                                     ks_m, ks_s, ks_n, kp_m, kp_s, kp_n, seconds, share))
+    aucs = []
+    for attack in settings.attacks:
+        mine = [p for p in points if p.attack == attack]
+        aucs.append(AucRow(attack, auc([p.rho_max for p in mine], [p.k_semantic_mean for p in mine]),
+                           auc([p.rho_max for p in mine], [p.k_perplexity_mean for p in mine])))
+    by = {a.attack: a for a in aucs}
+    inc_sem = inc_pp = float("nan")
+    if "tea" in by and "tef" in by:
+        inc_sem = relative_increase(by["tea"].auc_k_semantic, by["tef"].auc_k_semantic)
+        inc_pp = relative_increase(by["tea"].auc_k_perplexity, by["tef"].auc_k_perplexity)
+    changed = sum(1 for r in records for run in r.runs if not run.prediction_kept)
+    first, top = settings.attacks[0], settings.rhos[-1]
+    finals = [run for r in records for run in r.runs if run.attack == first and run.rho_max == top]
+    moved = [run for run in finals if run.prediction_kept and np.isfinite(run.pcc) and run.pcc < 0.5]
+    return AttributionSummary(
+        **counts(records, failures),
+        attribution=records[0].method if records else settings.attribution, distance=settings.distance.value,
+        points=tuple(points), aucs=tuple(aucs), relative_increase_semantic=inc_sem,
+        relative_increase_perplexity=inc_pp, prediction_changed=changed,
+        seconds_per_example=float(np.mean([r.seconds for r in records])) if records else float("nan"),
+        moved_share=len(moved) / len(finals) if finals else float("nan"))

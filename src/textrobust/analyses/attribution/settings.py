@@ -1,0 +1,64 @@
+"""Settings of the attribution-robustness analysis."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from textrobust.analyses.protocol import Settings
+from textrobust.attribution import ATTRIBUTIONS, AttributionDistance
+
+__all__ = ["AttributionSettings", "PAPER_RHOS"]
+
+#: The paper sweeps rho_max over 0.01..0.4 (Ivankay et al., section 5.1).
+PAPER_RHOS = (0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+
+
+class AttributionSettings(Settings):
+    """Attribution robustness (Ivankay et al.): the first ``n`` examples; ``attribution``
+    (``auto``: saliency when the victim has gradients, else occlusion; or one of
+    saliency, integrated_gradients, attention, occlusion, kernel_shap); the attribution
+    ``distance`` (pcc as in the paper, kendall, spearman, top_k with ``top_k``); the
+    ``attacks`` (tea: masked-LM fill-in candidates; tef: counter-fitted neighbours);
+    ``rhos`` (the rho_max sweep); ``candidates`` per word (|C| = 15); ``fill_in`` (a name
+    in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; None: the project's
+    default, the fast route); ``batch_masking`` (TEA); ``ig_steps`` (Integrated
+    Gradients); which text distances to compute (``semantic``: MiniLM, ``perplexity``:
+    Gemma, optional, ``grammar``: link-grammar); a query ``budget`` per attack run."""
+
+    n: int | None = Field(default=20, ge=0)
+    attribution: str = "auto"
+    distance: AttributionDistance = AttributionDistance.PCC
+    top_k: int = Field(default=3, ge=1)
+    attacks: tuple[Literal["tea", "tef"], ...] = ("tea", "tef")
+    rhos: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4)
+    candidates: int = Field(default=15, ge=1, le=200)
+    fill_in: str | None = None
+    batch_masking: bool = True
+    ig_steps: int = Field(default=20, ge=1, le=1000)
+    semantic: bool = True
+    perplexity: bool = True
+    grammar: bool = True
+    budget: int | None = Field(default=None, ge=1)
+
+    @field_validator("attribution")
+    @classmethod
+    def _known_attribution(cls, value: str) -> str:
+        if value != "auto" and value not in ATTRIBUTIONS:
+            raise ValueError(f"must be 'auto' or one of {ATTRIBUTIONS.names()}")
+        return value
+
+    @field_validator("attacks")
+    @classmethod
+    def _attacks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value or len(set(value)) != len(value):
+            raise ValueError("must name at least one attack, each once")
+        return value
+
+    @field_validator("rhos")
+    @classmethod
+    def _rhos(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if not value or any(not 0.0 < r <= 1.0 for r in value) or len(set(value)) != len(value):
+            raise ValueError("must hold distinct ratios in (0, 1]")
+        return tuple(sorted(value))

@@ -1,0 +1,152 @@
+"""The attribution-robustness analysis (Ivankay et al.): k, AUC_k, grammar checker, section."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from textrobust.analyses import ANALYSES
+from textrobust.analyses.attribution.analysis import AttributionAnalysis
+from textrobust.analyses.attribution.grammar import score_checker
+from textrobust.analyses.attribution.grammar_pairs import GRAMMAR_PAIRS
+from textrobust.analyses.attribution.records import AttributionRecord
+from textrobust.analyses.attribution.robustness import auc, lipschitz_k, mean_std, relative_increase
+from textrobust.analyses.attribution.section import attribution_map_svg
+from textrobust.analyses.attribution.text_distances import TextDistances, relative_perplexity, semantic_distance
+from textrobust.attack.testing import StaticCandidates
+from textrobust.attribution.testing import planted_victim
+from textrobust.data.examples import Example
+from textrobust.errors import ConfigError
+from textrobust.records import decode, encode
+from textrobust.text import Text
+from textrobust.victims import QueryLayer
+
+pytest.importorskip("captum")
+
+SCORES = {"good": 1.0, "film": 0.5, "plot": -0.7, "story": 0.3, "acting": 0.6}
+TABLE = {"film": ["picture", "movie"], "good": ["awful", "great"], "plot": ["storyline"], "acting": ["cast"]}
+TEF_TABLE = {"film": ["picture"], "good": ["great"], "plot": ["storyline"]}
+
+
+# ---- k, AUC, distances ------------------------------------------------------------------------------
+def test_k_is_never_computed_when_the_prediction_changed() -> None:
+    assert lipschitz_k(0.9, 0.1, prediction_kept=False, changed_words=2) is None
+    assert lipschitz_k(0.9, 0.1, prediction_kept=True, changed_words=2) == pytest.approx(9.0)
+    assert lipschitz_k(0.0, 0.0, prediction_kept=True, changed_words=0) == 0.0  # nothing moved
+    assert lipschitz_k(0.4, 0.0, prediction_kept=True, changed_words=1) is None  # d_s = 0: undefined
+    assert lipschitz_k(0.4, None, prediction_kept=True, changed_words=1) is None  # scorer absent
+    assert lipschitz_k(0.4, -0.5, prediction_kept=True, changed_words=1) == pytest.approx(-0.8)  # PP fell
+
+
+def test_text_distances_follow_eq_5_and_6() -> None:
+    assert semantic_distance(1.0) == 0.0 and semantic_distance(-1.0) == 1.0
+    assert semantic_distance(0.8) == pytest.approx(0.1)
+    assert relative_perplexity(40.0, 60.0) == pytest.approx(0.5, rel=1e-6)
+
+
+def test_auc_mean_and_relative_increase() -> None:
+    assert auc([0.1, 0.2, 0.4], [1.0, 3.0, 3.0]) == pytest.approx(0.1 * 2 + 0.2 * 3)
+    assert math.isnan(auc([0.1], [1.0])) and math.isnan(auc([0.1, 0.2], [1.0, math.nan]))
+    assert mean_std([1.0, None, 3.0]) == (2.0, 1.0, 2)
+    assert math.isnan(mean_std([None])[0])
+    assert relative_increase(1.5, 1.0) == pytest.approx(0.5)
+    assert math.isnan(relative_increase(1.0, 0.0))
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ConfigError, match="'rhos'"):
+        AttributionAnalysis({"rhos": (0.0, 0.2)})
+    with pytest.raises(ConfigError, match="'attribution'"):
+        AttributionAnalysis({"attribution": "lime"})
+    with pytest.raises(ConfigError, match="'attacks'"):
+        AttributionAnalysis({"attacks": ("tea", "tea")})
+    assert AttributionAnalysis({"rhos": (0.3, 0.1)}).settings.rhos == (0.1, 0.3)
+    assert "attribution" in ANALYSES.names()
+
+
+# ---- grammar checker --------------------------------------------------------------------------------
+def test_link_grammar_separates_the_hand_made_pairs() -> None:
+    pytest.importorskip("linkgrammar")
+    from textrobust.analyses.attribution.grammar import LinkGrammarErrors
+
+    assert len(GRAMMAR_PAIRS) == 40
+    checker = LinkGrammarErrors()
+    assert checker.errors(["the film is beautiful .", "a a the of movie good"]).tolist() == [0.0, 4.0]
+    score = score_checker("link-grammar", checker.errors)
+    # measured: pair accuracy 0.675, sentence accuracy 0.825 (benchmarks/results/attribution.md)
+    assert score.pair_accuracy >= 0.6 and score.sentence_accuracy >= 0.75
+
+
+# ---- the analysis end to end on a planted victim ----------------------------------------------------
+class Words:
+    """A toy sentence encoder: word counts over a fixed vocabulary."""
+
+    vocab = ["good", "film", "plot", "story", "acting", "movie", "picture", "great", "storyline", "cast", "awful"]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.array([[t.lower().split().count(w) + 0.1 for w in self.vocab] for t in texts], dtype=float)
+
+
+@pytest.fixture(scope="module")
+def run() -> tuple[AttributionAnalysis, list[AttributionRecord]]:
+    from textrobust.similarity import EncoderCosine
+
+    layer = QueryLayer(planted_victim(SCORES, "movie", flip="awful"))
+    analysis = AttributionAnalysis({"attribution": "occlusion", "rhos": (0.1, 0.2, 0.4), "n": 2,
+                                    "perplexity": False, "grammar": False})
+    analyse = analysis.worker_with(layer, {"tea": StaticCandidates(TABLE), "tef": StaticCandidates(TEF_TABLE)},
+                                   TextDistances(EncoderCosine(Words())), stop_words={"a", "the", "with", "and"})
+    examples = [Example("e1", Text.from_string("good film with a plot and a story"), 1),
+                Example("e2", Text.from_string("the acting and the film"), 0)]
+    return analysis, [analyse(e) for e in examples]
+
+
+def test_records_keep_predictions_and_compute_k(run: tuple[AttributionAnalysis, list[AttributionRecord]]) -> None:
+    _, records = run
+    first = records[0]
+    assert first.prediction == 1 and len(first.runs) == 6  # 2 attacks x 3 rhos
+    tea_top = [r for r in first.runs if r.attack == "tea" and r.rho_max == 0.4][0]
+    assert "movie" in tea_top.perturbed.words and tea_top.pcc < 0.0  # the planted flip was found
+    assert all(r.prediction_kept for r in first.runs)
+    for r in first.runs:
+        if r.changed:
+            assert r.k_semantic == pytest.approx(r.attribution_distance / r.semantic_distance)
+        assert r.k_perplexity is None and r.perplexity is None  # Gemma not asked for: absent, no crash
+    assert records[1].label == 0 and records[1].prediction == 1  # the predicted class is explained
+    again = decode(AttributionRecord, encode(first))
+    assert again.runs[0].perturbed == first.runs[0].perturbed and again.original == first.original
+
+
+def test_summary_and_section_validate(run: tuple[AttributionAnalysis, list[AttributionRecord]]) -> None:
+    from textrobust.report.schema import SCHEMA_VERSION, validate_report
+
+    analysis, records = run
+    summary = analysis.summarise(records, [])
+    assert summary.prediction_changed == 0 and summary.units == 2
+    assert [(p.attack, p.rho_max) for p in summary.points][:3] == [("tea", 0.1), ("tea", 0.2), ("tea", 0.4)]
+    tea = [a for a in summary.aucs if a.attack == "tea"][0]
+    assert math.isfinite(tea.auc_k_semantic) and tea.auc_k_semantic > 0
+    assert summary.to_dict()["aucs"][0]["attack"] == "tea"
+    section = analysis.section(summary, records, [], ["neg", "pos"])
+    assert any(f["title"].startswith("Attribution map") for f in section["figures"])
+    entry = {"name": analysis.name, "title": analysis.title, "paper": analysis.paper,
+             "settings": analysis.settings.to_dict(), "counts": {"units": 2, "ok": 2, "errors": 0,
+                                                                 "budget_exhausted": 0},
+             "errors": [], **section}
+    report = {"schema": SCHEMA_VERSION, "textrobust_version": "0", "created_at": "2026-01-01T00:00:00+00:00",
+              "title": "t", "victim": {"name": "v", "path": "p"},
+              "data": {"name": "d", "split": "test", "examples": 2, "label_names": ["neg", "pos"]},
+              "verdict": {"level": "unknown", "headline": "h", "points": []},
+              "run": {"seconds": 1.0, "queries": 1, "executor": "local", "workers": 1, "store": "s",
+                      "resumed": False, "seed": 0},
+              "analyses": [entry]}
+    validate_report(report)
+
+
+def test_attribution_map_is_an_svg_without_raw_text_markup() -> None:
+    text = Text.from_string("good <script>alert(1)</script> film")
+    svg = attribution_map_svg([("original", text, [1.0] * len(text), [0])], title="t")
+    assert svg.startswith("<?xml") and "<script" not in svg  # words are drawn as paths
