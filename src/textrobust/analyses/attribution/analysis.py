@@ -35,7 +35,7 @@ from textrobust.analyses.attribution.text_distances import TextDistances, relati
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
 from textrobust.data.examples import Example
 
-__all__ = ["AttributionAnalysis", "build_attribution", "summarise_records"]
+__all__ = ["AttributionAnalysis", "build_attribution", "candidate_sources", "summarise_records"]
 
 PAPER = ("Ivankay, Rigotti, Girardi, Marchiori, Frossard: Estimating the Adversarial Robustness of "
          "Attributions in Text with Transformers (2022); TEF: Ivankay et al., Fooling Explanations in "
@@ -51,7 +51,7 @@ def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
     return attribution_for(layer, settings.attribution)
 
 
-def _sources(settings: AttributionSettings) -> dict[str, Any]:
+def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "tea" in settings.attacks:
         from textrobust.attack.candidates import fill_in_source
@@ -75,7 +75,7 @@ class AttributionAnalysis(Analysis):
     settings: AttributionSettings
 
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        return self.worker_with(context.layer, _sources(self.settings), TextDistances.default(
+        return self.worker_with(context.layer, candidate_sources(self.settings), TextDistances.default(
             semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar))
 
     def worker_with(self, layer: Any, sources: dict[str, Any], distances: TextDistances,

@@ -35,12 +35,13 @@ def attribution_map_svg(rows: Sequence[tuple[str, Text, Sequence[float], Sequenc
     from textrobust.analyses.figures import _style, svg_of
 
     per_line = 12
-    lines: list[tuple[str, list[tuple[str, float, bool]]]] = []
+    lines: list[tuple[str, list[tuple[str, float, bool]], float]] = []
     for caption, text, values, changed in rows:
         words = [(w, float(v), i in set(changed)) for i, (w, v) in enumerate(zip(text.words, values))]
+        scale = max([abs(v) for _, v, _ in words] + [1e-12])  # one colour scale per text
         chunks = [words[i : i + per_line] for i in range(0, len(words), per_line)] or [[]]
         for j, chunk in enumerate(chunks):
-            lines.append((caption if j == 0 else "", chunk))
+            lines.append((caption if j == 0 else "", chunk, scale))
     height = 0.5 + 0.32 * len(lines)
     with _style():
         fig = Figure(figsize=(9.0, height), dpi=100)
@@ -50,10 +51,9 @@ def attribution_map_svg(rows: Sequence[tuple[str, Text, Sequence[float], Sequenc
         ax.set_xlim(0, 1)
         ax.set_ylim(0, height)
         ax.text(0.01, height - 0.22, title, fontsize=10, fontweight="bold", va="center")
-        for n, (caption, chunk) in enumerate(lines):
+        for n, (caption, chunk, scale) in enumerate(lines):
             y = height - 0.55 - 0.32 * n
             ax.text(0.01, y, caption, fontsize=8, va="center", color="#444444")
-            scale = max([abs(v) for _, v, _ in chunk] + [1e-12])
             x = 0.16
             for word, value, bold in chunk:
                 width = 0.0072 * (len(word) + 1)

@@ -1,0 +1,130 @@
+"""Benchmark of attribution robustness (Ivankay et al. 2022): TEA vs TEF, k and AUC_k.
+
+    python benchmarks/attribution.py run --config cnn-rt-saliency --n 5      # one configuration
+    python benchmarks/attribution.py run --all --n 5                         # every configuration
+    python benchmarks/attribution.py grammar                                  # checkers on the pairs
+
+Each configuration is (victim folder, data set, attribution method). Every example runs
+TEA (the project's fill-in, default ``minilm_mlm``) and TEF (counter-fitted neighbours) at
+each rho_max of ``--rhos``; the per-example records and the summary go to
+``benchmarks/results/attribution/<config>.json``. ``--no-batch-masking`` runs TEA without
+batch masking (the runtime comparison). Text distances: MiniLM (Eq. 5), Gemma relative
+perplexity (Eq. 6), link-grammar errors. Victim folders: ``--victims DIR/<arch>-<dataset>``
+(trained with ``python -m textrobust.zoo train``), the default victim for ``cnn-rt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent
+RESULTS = ROOT / "results" / "attribution"
+
+#: name -> (victim folder name under --victims, or "default"; data set; attribution method)
+CONFIGS: dict[str, tuple[str, str, str]] = {
+    "cnn-rt-saliency": ("default", "rotten_tomatoes", "saliency"),
+    "cnn-rt-ig": ("default", "rotten_tomatoes", "integrated_gradients"),
+    "lstm_att-rt-saliency": ("lstm_att-rotten_tomatoes", "rotten_tomatoes", "saliency"),
+    "lstm_att-rt-attention": ("lstm_att-rotten_tomatoes", "rotten_tomatoes", "attention"),
+    "transformer-rt-attention": ("transformer-rotten_tomatoes", "rotten_tomatoes", "attention"),
+    "minilm-rt-saliency": ("minilm-rotten_tomatoes", "rotten_tomatoes", "saliency"),
+    "minilm-rt-attention": ("minilm-rotten_tomatoes", "rotten_tomatoes", "attention"),
+    "cnn-bbc-saliency": ("cnn-bbc_news", "bbc_news", "saliency"),
+}
+
+
+def _victim(name: str, victims: Path) -> Any:
+    from textrobust.zoo import ensure_default_victim
+    from textrobust.zoo.io import load_victim
+
+    return load_victim(ensure_default_victim() if name == "default" else victims / name)
+
+
+def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[str, Any]:
+    from textrobust.analyses.attribution.analysis import AttributionAnalysis, candidate_sources
+    from textrobust.analyses.attribution.text_distances import TextDistances
+    from textrobust.data import load_dataset
+    from textrobust.victims import QueryLayer
+
+    folder, dataset, method = CONFIGS[config]
+    victim = _victim(folder, Path(args.victims))
+    options = {"max_words": args.max_words} if dataset == "bbc_news" else {}
+    data = load_dataset(dataset, "test", **options).take(args.n)
+    settings = {"attribution": method, "rhos": tuple(args.rhos), "n": args.n, "batch_masking": args.batch_masking,
+                "ig_steps": args.ig_steps, "attacks": tuple(args.attacks)}
+    analysis = AttributionAnalysis(settings)
+    if "distances" not in shared:
+        shared["distances"] = TextDistances.default(perplexity=not args.no_perplexity)
+    if "sources" not in shared:
+        shared["sources"] = candidate_sources(analysis.settings)
+    layer = QueryLayer(victim)
+    analyse = analysis.worker_with(layer, shared["sources"], shared["distances"])
+    records, started = [], time.perf_counter()
+    for i, example in enumerate(data):
+        t0 = time.perf_counter()
+        records.append(analyse(example))
+        print(f"  {config} {i + 1}/{len(data)} {time.perf_counter() - t0:.1f}s", flush=True)
+    seconds = time.perf_counter() - started
+    summary = analysis.summarise(records, [])
+    from textrobust.records import encode
+
+    out = {"config": config, "victim": folder, "dataset": dataset, "method": method, "settings": settings,
+           "examples": len(records), "seconds": seconds, "load": os.getloadavg(), "summary": summary.to_dict(),
+           "absent": list(shared["distances"].absent), "records": [encode(r) for r in records]}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    suffix = "" if args.batch_masking else "-no-batch-masking"
+    (RESULTS / f"{config}{suffix}.json").write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
+    return out
+
+
+def grammar(args: argparse.Namespace) -> None:
+    from textrobust.analyses.attribution.grammar import measure_checkers
+
+    lm = None
+    if not args.no_perplexity:
+        from textrobust.lm import CausalLM
+
+        lm = CausalLM.default()
+    for score in measure_checkers(lm):
+        print(score)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--config", action="append", default=[], choices=sorted(CONFIGS))
+    r.add_argument("--all", action="store_true")
+    r.add_argument("--n", type=int, default=5)
+    r.add_argument("--rhos", type=float, nargs="+", default=[0.05, 0.1, 0.2, 0.4])
+    r.add_argument("--attacks", nargs="+", default=["tea", "tef"])
+    r.add_argument("--no-batch-masking", dest="batch_masking", action="store_false")
+    r.add_argument("--ig-steps", type=int, default=20)
+    r.add_argument("--max-words", type=int, default=60, help="BBC News: first words of each article")
+    r.add_argument("--victims", default=str(Path.home() / ".cache" / "textrobust" / "victims"))
+    r.add_argument("--no-perplexity", action="store_true")
+    r.add_argument("--threads", type=int, default=1)
+    g = sub.add_parser("grammar")
+    g.add_argument("--no-perplexity", action="store_true")
+    args = parser.parse_args()
+    if args.command == "grammar":
+        grammar(args)
+        return
+    import torch
+
+    torch.set_num_threads(args.threads)
+    shared: dict[str, Any] = {}
+    for config in (sorted(CONFIGS) if args.all else args.config):
+        out = run(config, args, shared)
+        s = out["summary"]
+        print(config, f"{out['seconds'] / max(out['examples'], 1):.1f} s/example", "AUC", s["aucs"],
+              "increase", s["relative_increase_semantic"], flush=True)
+
+
+if __name__ == "__main__":
+    main()
