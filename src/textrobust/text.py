@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from textrobust.errors import ConfigError
 
@@ -41,11 +42,8 @@ class _Part:
     gaps: tuple[str, ...]
 
     def render(self) -> str:
-        out = [self.gaps[0]]
-        for word, gap in zip(self.words, self.gaps[1:]):
-            out.append(word)
-            out.append(gap)
-        return "".join(out)
+        # gap0 word0 gap1 word1 ... gap_n, joined in C (this runs once per text built)
+        return "".join(chain.from_iterable(zip(self.gaps, self.words))) + self.gaps[-1]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -192,6 +190,13 @@ class Text:
         Frozen positions are not checked here (a constraint's job), so that analyses
         which must edit a frozen column, such as bias patch words, can still do so.
         """
+        if word is not None and type(position) is int and len(self._parts) == 1:
+            # The common case (one word of a one-column text), without the general loop.
+            part = self._parts[0]
+            words = part.words
+            if 0 <= position < len(words) and type(word) is str and WORD_PATTERN.fullmatch(word) is not None:
+                return Text((_Part(words[:position] + (word,) + words[position + 1:], part.gaps),),
+                            self.frozen, self.column_names)
         if isinstance(position, Mapping):
             changes = dict(position)
             if word is not None:

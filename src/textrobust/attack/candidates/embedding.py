@@ -68,14 +68,11 @@ class EmbeddingNeighbours:
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
         positions = list(positions)
         words = text.words
-        keys = list(dict.fromkeys(words[p].lower() for p in positions))
-        if self.l2_radius is not None:
-            found = self.vectors.within(keys, self.l2_radius, limit=self.k)
-        else:
-            found = self.vectors.nearest(keys, self.k, max_distance=self.max_cos_distance)
-        neighbours = dict(zip(keys, found))
-        out: dict[int, list[Substitution]] = {}
         cased_cache = self._cased
+        # only words not re-cased before need their raw neighbour lists
+        keys = list(dict.fromkeys(words[p].lower() for p in positions if words[p] not in cased_cache))
+        neighbours = dict(zip(keys, self._raw(keys))) if keys else {}
+        out: dict[int, list[Substitution]] = {}
         for position in positions:
             word = words[position]
             cased_list = cased_cache.get(word)
@@ -85,6 +82,11 @@ class EmbeddingNeighbours:
                     cased_cache[word] = cased_list
             out[position] = [Substitution(position, cased, cos) for cased, cos in cased_list]
         return out
+
+    def _raw(self, keys: list[str]) -> list[Sequence[tuple[str, float]]]:
+        if self.l2_radius is not None:
+            return list(self.vectors.within(keys, self.l2_radius, limit=self.k))
+        return list(self.vectors.nearest(keys, self.k, max_distance=self.max_cos_distance))
 
     @staticmethod
     def _cased_neighbours(word: str, neighbours: Sequence[tuple[str, float]]) -> tuple[tuple[str, float], ...]:

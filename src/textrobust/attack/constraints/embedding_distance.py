@@ -136,6 +136,7 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
         right = np.asarray(matrix[[rows[i][1] for i in known]], dtype=np.float64)
         norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
         cos = np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)
+        cos = np.clip(cos, -1.0, 1.0)
         l2 = np.linalg.norm(left - right, axis=1)
         for i, c, d in zip(known, cos.tolist(), l2.tolist()):
-            self._cache.put(pairs[i], (float(np.clip(c, -1.0, 1.0)), float(d)))
+            self._cache.put(pairs[i], (c, d))
