@@ -24,6 +24,7 @@ from textrobust.attack.searches.beam import BeamConfig, BeamSearch
 from textrobust.attack.searches.exhaustive import ExhaustiveSearch
 from textrobust.attack.searches.genetic import GeneticConfig, GeneticSearch
 from textrobust.attack.searches.greedy import GreedyConfig, GreedySearch
+from textrobust.attack.searches.mcts import MCTSConfig, MCTSSearch
 from textrobust.attack.searches.pdp import PseudoDynamicProgramming
 from textrobust.attack.searches.pso import ParticleSwarmSearch, PSOConfig
 from textrobust.attack.searches.ranking import Ranking, WordImportance, rank_positions
@@ -43,6 +44,8 @@ __all__ = [
     "GeneticSearch",
     "GreedyConfig",
     "GreedySearch",
+    "MCTSConfig",
+    "MCTSSearch",
     "PSOConfig",
     "ParticleSwarmSearch",
     "Ranking",
@@ -68,6 +71,8 @@ for _name, _factory, _summary in _ENTRIES:
 # The searches of the robustness-radius work (Yang et al. 2022): PDP bounds the radius from
 # above, the exhaustive search proves it from below.
 SEARCHES.add("pdp", PseudoDynamicProgramming, "pseudo-dynamic programming: few-substitution attacks (Yang et al. 2022)")
+# The upper bound of the maximal safe radius (La Malfa et al. 2020): every success and the closest.
+SEARCHES.add("mcts", MCTSSearch, "Monte Carlo tree search (UCT) over word-position sets (La Malfa et al. 2020)")
 SEARCHES.add("exhaustive", ExhaustiveSearch, "exhaustive search by layers: a minimal adversarial example (Yang et al. 2022)")
 
 #: The attribution attacks (Ivankay et al. 2022): searches that need an AttributionGoal
