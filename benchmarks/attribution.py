@@ -3,6 +3,7 @@
     python benchmarks/attribution.py run --config cnn-rt-saliency --n 5      # one configuration
     python benchmarks/attribution.py run --all --n 5                         # every configuration
     python benchmarks/attribution.py grammar                                  # checkers on the pairs
+    python benchmarks/attribution.py report                                   # markdown table of the results
 
 Each configuration is (victim folder, data set, attribution method). Every example runs
 TEA (the project's fill-in, default ``minilm_mlm``) and TEF (counter-fitted neighbours) at
@@ -61,7 +62,11 @@ def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[s
     if "distances" not in shared:
         shared["distances"] = TextDistances.default(perplexity=not args.no_perplexity)
     if "sources" not in shared:
+        from textrobust.text import Text
+
         shared["sources"] = candidate_sources(analysis.settings)
+        for source in shared["sources"].values():  # load the fill-in and the vectors before timing
+            source.candidates(Text.from_string("a fine and moving film ."), [1, 4])
     layer = QueryLayer(victim)
     analyse = analysis.worker_with(layer, shared["sources"], shared["distances"])
     records, started = [], time.perf_counter()
@@ -80,6 +85,35 @@ def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[s
     suffix = "" if args.batch_masking else "-no-batch-masking"
     (RESULTS / f"{config}{suffix}.json").write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
     return out
+
+
+def report(args: argparse.Namespace) -> None:
+    """A markdown table of every stored result (means at the largest rho_max; AUC over the sweep)."""
+    import math
+
+    def f(x: Any, digits: int = 2) -> str:
+        return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
+
+    print("| config | n | attack | PCC | STS | k_MiniLM | k_PP | GE+ | AUC_k MiniLM | AUC_k PP | "
+          "increase MiniLM / PP | s per example | share in attribution | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for path in sorted(RESULTS.glob("*.json")):
+        out = json.loads(path.read_text(encoding="utf-8"))
+        s = out["summary"]
+        top = max(p["rho_max"] for p in s["points"])
+        for auc_row in s["aucs"]:
+            attack = auc_row["attack"]
+            p = [p for p in s["points"] if p["attack"] == attack and p["rho_max"] == top][0]
+            runs = [run for r in out["records"] for run in r["runs"] if run["attack"] == attack]
+            per_example = sum(run["seconds"] for run in runs) / max(out["examples"], 1)
+            share = sum(run["attribution_seconds"] for run in runs) / max(sum(run["seconds"] for run in runs), 1e-9)
+            increase = (f"{f(s['relative_increase_semantic'])} / {f(s['relative_increase_perplexity'])}"
+                        if attack == "tea" else "")
+            print(f"| {path.stem} | {out['examples']} | {attack.upper()} | {f(p['pcc_mean'])} | "
+                  f"{f(p['similarity_mean'])} | {f(p['k_semantic_mean'])} | {f(p['k_perplexity_mean'])} | "
+                  f"{f(p['grammar_increase_mean'])} | {f(auc_row['auc_k_semantic'], 3)} | "
+                  f"{f(auc_row['auc_k_perplexity'], 3)} | {increase} | {per_example:.1f} | {share:.0%} | "
+                  f"{out['load'][0]:.1f} |")
 
 
 def grammar(args: argparse.Namespace) -> None:
@@ -109,11 +143,15 @@ def main() -> None:
     r.add_argument("--victims", default=str(Path.home() / ".cache" / "textrobust" / "victims"))
     r.add_argument("--no-perplexity", action="store_true")
     r.add_argument("--threads", type=int, default=1)
+    sub.add_parser("report")
     g = sub.add_parser("grammar")
     g.add_argument("--no-perplexity", action="store_true")
     args = parser.parse_args()
     if args.command == "grammar":
         grammar(args)
+        return
+    if args.command == "report":
+        report(args)
         return
     import torch
 

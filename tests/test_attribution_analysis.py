@@ -150,3 +150,31 @@ def test_attribution_map_is_an_svg_without_raw_text_markup() -> None:
     text = Text.from_string("good <script>alert(1)</script> film")
     svg = attribution_map_svg([("original", text, [1.0] * len(text), [0])], title="t")
     assert svg.startswith("<?xml") and "<script" not in svg  # words are drawn as paths
+
+
+def test_cli_options_are_checked_before_any_work() -> None:
+    from typer.testing import CliRunner
+
+    from textrobust.cli.app import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["attribution", "--help"], terminal_width=200)
+    assert result.exit_code == 0 and "--rhos" in result.output and "--fill-in" in result.output
+    bad = runner.invoke(app, ["attribution", "--rhos", "0.1,abc"], terminal_width=200)
+    assert bad.exit_code == 2 and "--rhos" in bad.output
+    bad = runner.invoke(app, ["attribution", "--attribution", "lime"], terminal_width=200)
+    assert bad.exit_code == 2 and "attribution" in bad.output
+
+
+def test_a_missing_language_model_is_recorded_as_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrobust.errors import AssetMissingError
+    from textrobust.lm import CausalLM
+
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        raise AssetMissingError("causal_lm", ["~/.cache/textrobust/causal_lm"], "pip install the lm extra")
+
+    monkeypatch.setattr(CausalLM, "default", classmethod(lambda cls, *a, **k: missing()))
+    distances = TextDistances.default(semantic=False, grammar=False)
+    assert distances.lm is None and "perplexity" in distances.absent[0]
+    first, rest = distances.score("a film", ["a movie"])
+    assert first.perplexity == [None] and rest.perplexity == [None] and rest.similarity == [None]

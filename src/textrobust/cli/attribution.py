@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from textrobust.cli import options as o
+from textrobust.cli.common import fail
 from textrobust.cli.running import run_analyses
 from textrobust.errors import ConfigError
 
@@ -28,8 +29,8 @@ def _floats(value: str, option: str) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in value.split(",") if v.strip())
     except ValueError:
-        raise ConfigError(f"The '{option}' option must be comma-separated numbers such as 0.05,0.1,0.2. "
-                          f"Got {value!r} instead.") from None
+        fail(ConfigError(f"The '{option}' option must be comma-separated numbers such as 0.05,0.1,0.2. "
+                         f"Got {value!r} instead."))
 
 
 @o.with_shared_options("runs/attribution")
