@@ -178,3 +178,12 @@ def test_a_missing_language_model_is_recorded_as_absent(monkeypatch: pytest.Monk
     assert distances.lm is None and "perplexity" in distances.absent[0]
     first, rest = distances.score("a film", ["a movie"])
     assert first.perplexity == [None] and rest.perplexity == [None] and rest.similarity == [None]
+
+
+def test_content_words_drops_stop_word_candidates() -> None:
+    from textrobust.analyses.attribution.analysis import ContentWords
+
+    source = ContentWords(StaticCandidates({"film": ["the", "movie", "and", "picture", "show"]}), 2,
+                          frozenset({"the", "and"}))
+    found = source.candidates(Text.from_string("a film"), [1])
+    assert [s.word for s in found[1]] == ["movie", "picture"]

@@ -48,6 +48,8 @@ def attribution_cmd(
     rhos: Annotated[str, typer.Option(help="The rho_max sweep, comma-separated (the paper: 0.01..0.4).")]
         = "0.05,0.1,0.2,0.3,0.4",
     candidates: Annotated[int, typer.Option(help="Candidates per word, |C| (the paper: 15).")] = 15,
+    content_candidates: Annotated[bool, typer.Option(help="Drop stop-word candidates (our fill-in over-proposes "
+                                                     "them; the paper keeps its MLM's top 15).")] = True,
     fill_in: Annotated[Optional[str], typer.Option(help="TEA's fill-in: minilm_mlm (default, fast), "
                                                    "causal_rescore (slow) or a local masked-LM folder.")] = None,
     batch_masking: Annotated[bool, typer.Option(help="TEA: one fill-in call per batch of words.")] = True,
@@ -61,5 +63,6 @@ def attribution_cmd(
     run_analyses(ctx, {"attribution": {
         "n": n, "attribution": attribution, "distance": distance, "top_k": top_k,
         "attacks": tuple(a.strip() for a in attacks.split(",") if a.strip()), "rhos": _floats(rhos, "--rhos"),
-        "candidates": candidates, "fill_in": fill_in, "batch_masking": batch_masking, "ig_steps": ig_steps,
+        "candidates": candidates, "content_candidates": content_candidates, "fill_in": fill_in,
+        "batch_masking": batch_masking, "ig_steps": ig_steps,
         "perplexity": perplexity, "grammar": grammar, "budget": budget}})

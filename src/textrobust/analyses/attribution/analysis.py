@@ -35,7 +35,7 @@ from textrobust.analyses.attribution.text_distances import TextDistances, relati
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
 from textrobust.data.examples import Example
 
-__all__ = ["AttributionAnalysis", "build_attribution", "candidate_sources", "summarise_records"]
+__all__ = ["AttributionAnalysis", "ContentWords", "build_attribution", "candidate_sources", "summarise_records"]
 
 PAPER = ("Ivankay, Rigotti, Girardi, Marchiori, Frossard: Estimating the Adversarial Robustness of "
          "Attributions in Text with Transformers (2022); TEF: Ivankay et al., Fooling Explanations in "
@@ -51,16 +51,47 @@ def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
     return attribution_for(layer, settings.attribution)
 
 
+class ContentWords:
+    """A candidate source that drops stop-word candidates and keeps the first ``k``.
+
+    Departure from the paper (which takes DistilBERT's top 15 as they come): the project's
+    fast fill-in over-proposes frequent function words ("is", "and", "their"; see
+    benchmarks/results/fill_in.md), which turns "hopeless sentimentality" into "their it".
+    With ``content_candidates`` (the default) the source is asked for ``3 k`` words and the
+    first ``k`` that are not stop words are kept, for TEA and TEF alike."""
+
+    def __init__(self, source: Any, k: int, stop_words: frozenset[str]) -> None:
+        self.source = source
+        self.k = k
+        self.stop_words = stop_words
+
+    def __repr__(self) -> str:
+        return f"ContentWords({self.source!r}, k={self.k})"
+
+    def candidates(self, text: Any, positions: Sequence[int]) -> dict[int, list[Any]]:
+        found = self.source.candidates(text, positions)
+        return {p: [s for s in subs if s.word.lower() not in self.stop_words][: self.k] for p, subs in found.items()}
+
+
 def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
+    """Per attack, its candidate source: TEA the fill-in's whole words, TEF counter-fitted
+    neighbours; ``settings.candidates`` per word (stop words dropped first when
+    ``settings.content_candidates``)."""
     out: dict[str, Any] = {}
+    ask = settings.candidates * (3 if settings.content_candidates else 1)
     if "tea" in settings.attacks:
         from textrobust.attack.candidates import fill_in_source
 
-        out["tea"] = fill_in_source(settings.candidates, fill_in=settings.fill_in)
+        out["tea"] = fill_in_source(ask, fill_in=settings.fill_in)
     if "tef" in settings.attacks:
         from textrobust.attack.candidates import embedding_neighbours
 
-        out["tef"] = embedding_neighbours(k=settings.candidates)
+        out["tef"] = embedding_neighbours(k=ask)
+    if settings.content_candidates:
+        from textrobust.assets import stop_words
+
+        words = frozenset(w.lower() for w in stop_words())
+        out = {name: ContentWords(source, settings.candidates, words) for name, source in out.items()}
     return out
 
 

@@ -21,7 +21,9 @@ class AttributionSettings(Settings):
     saliency, integrated_gradients, attention, occlusion, kernel_shap); the attribution
     ``distance`` (pcc as in the paper, kendall, spearman, top_k with ``top_k``); the
     ``attacks`` (tea: masked-LM fill-in candidates; tef: counter-fitted neighbours);
-    ``rhos`` (the rho_max sweep); ``candidates`` per word (|C| = 15); ``fill_in`` (a name
+    ``rhos`` (the rho_max sweep); ``candidates`` per word (|C| = 15);
+    ``content_candidates`` (drop stop-word candidates: a departure, see
+    :class:`~textrobust.analyses.attribution.analysis.ContentWords`); ``fill_in`` (a name
     in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; None: the project's
     default, the fast route); ``batch_masking`` (TEA); ``ig_steps`` (Integrated
     Gradients); which text distances to compute (``semantic``: MiniLM, ``perplexity``:
@@ -34,6 +36,7 @@ class AttributionSettings(Settings):
     attacks: tuple[Literal["tea", "tef"], ...] = ("tea", "tef")
     rhos: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4)
     candidates: int = Field(default=15, ge=1, le=200)
+    content_candidates: bool = True
     fill_in: str | None = None
     batch_masking: bool = True
     ig_steps: int = Field(default=20, ge=1, le=1000)
