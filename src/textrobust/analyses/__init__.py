@@ -6,7 +6,7 @@
 one line here.
 
 >>> ANALYSES.names()
-['accs', 'attack', 'attribution', 'bias', 'evaluate', 'pr', 'radius', 'second-order']
+['accs', 'attack', 'attribution', 'bias', 'evaluate', 'msr', 'pr', 'radius', 'second-order']
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ def _register() -> None:
     from textrobust.analyses.attribution.analysis import AttributionAnalysis
     from textrobust.analyses.bias import BiasAnalysis
     from textrobust.analyses.evaluation import EvaluateAnalysis
+    from textrobust.analyses.msr.analysis import MsrAnalysis
     from textrobust.analyses.radius import PRMetricAnalysis, RadiusBoundsAnalysis
     from textrobust.analyses.second_order import SecondOrderAnalysis
 
     for cls in (EvaluateAnalysis, AttackAnalysis, AccsAnalysis, RadiusBoundsAnalysis, PRMetricAnalysis,
-                SecondOrderAnalysis, BiasAnalysis, AttributionAnalysis):
+                SecondOrderAnalysis, BiasAnalysis, AttributionAnalysis, MsrAnalysis):
         ANALYSES.add(cls.name, cls, cls.title)
 
 

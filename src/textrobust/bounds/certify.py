@@ -19,14 +19,15 @@ not implemented here; the LSTM gets IBP only (``method_used == "ibp"``), sound b
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 import torch
 
-from textrobust.bounds.crown import crown_margin_lower
+from textrobust.bounds.crown import affine_preactivations, crown_margin_lower
 from textrobust.bounds.ibp import margin_lower_ibp
 from textrobust.bounds.region import EmbeddingScale, Norm, Region, ball, diameter
 from textrobust.bounds.support import architecture_of
@@ -36,6 +37,19 @@ __all__ = ["MARGIN_TOL", "BoundMethod", "RadiusBound", "Verifier"]
 
 #: A region is certified when every margin's lower bound exceeds this many logits.
 MARGIN_TOL = 1e-4
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Bound propagation is many tiny tensor operations: on a shared machine, torch's
+    intra-op threads cost more than they save (measured 8x slower under load). One
+    thread while bounding; the caller's setting is restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class BoundMethod(str, Enum):
@@ -91,11 +105,13 @@ class Verifier:
         return out if embedded.dim() == 3 else out[0]
 
     # ---- bounds ---------------------------------------------------------------------------------
-    def margin_lower(self, region: Region, label: int, method: BoundMethod | str = BoundMethod.CROWN) -> tuple[torch.Tensor, str]:
+    def margin_lower(self, region: Region, label: int, method: BoundMethod | str = BoundMethod.CROWN,
+                     pre: Any = None) -> tuple[torch.Tensor, str]:
         """Lower bounds ``[L]`` of ``logit_label - logit_c`` over ``region`` (``+inf`` at
-        ``c = label``), and the method that produced them."""
+        ``c = label``), and the method that produced them. ``pre``: the CROWN
+        pre-activations of this center and these positions, when already computed."""
         method = BoundMethod(method)
-        with torch.no_grad():
+        with torch.no_grad(), _one_thread():
             lower = region.lower.unsqueeze(0)
             upper = region.upper.unsqueeze(0)
             mask = torch.ones(lower.shape[:2], dtype=torch.bool)
@@ -103,15 +119,16 @@ class Verifier:
             used = "ibp"
             bound = ibp
             if method is BoundMethod.CROWN and self.kind in ("cnn", "bow"):
-                bound = torch.maximum(crown_margin_lower(self.model, self.kind, region, label), ibp)
+                bound = torch.maximum(crown_margin_lower(self.model, self.kind, region, label, pre), ibp)
                 used = "crown"
         bound = bound.clone()
         bound[label] = float("inf")
         return bound, used
 
-    def certifies(self, region: Region, label: int, method: BoundMethod | str = BoundMethod.CROWN) -> bool:
+    def certifies(self, region: Region, label: int, method: BoundMethod | str = BoundMethod.CROWN,
+                  pre: Any = None) -> bool:
         """True when no point of ``region`` can change the class from ``label``."""
-        bound, _ = self.margin_lower(region, label, method)
+        bound, _ = self.margin_lower(region, label, method, pre)
         return bool(bound.min() > MARGIN_TOL)
 
     def ball(self, ids: Sequence[int], positions: Sequence[int], eps: float, norm: Norm | str) -> Region:
@@ -141,9 +158,20 @@ class Verifier:
             label = int(self.logits(center).argmax())
         used = "ibp" if method is BoundMethod.IBP or self.kind == "lstm" else "crown"
 
-        def certified(eps: float) -> bool:
-            return self.certifies(ball(center, positions, eps, norm, self.scale), label, method)
+        pre = None
+        if used == "crown":
+            with torch.no_grad():
+                pre = affine_preactivations(self.model, self.kind, ball(center, positions, 0.0, norm, self.scale))
 
+        def certified(eps: float) -> bool:
+            return self.certifies(ball(center, positions, eps, norm, self.scale), label, method, pre)
+
+        with _one_thread():
+            return self._bisect(certified, positions, d, method, used, tolerance)
+
+    @staticmethod
+    def _bisect(certified: Any, positions: tuple[int, ...], d: float, method: BoundMethod, used: str,
+                tolerance: float) -> RadiusBound:
         steps = 0
         if d <= 0 or not certified(0.0):
             return RadiusBound(positions, 0.0, d, method.value, used, steps)

@@ -70,15 +70,19 @@ def affine_preactivations(model: nn.Module, kind: str, region: Region) -> tuple[
     return None
 
 
-def crown_margin_lower(model: nn.Module, kind: str, region: Region, label: int) -> torch.Tensor:
+def crown_margin_lower(model: nn.Module, kind: str, region: Region, label: int,
+                       pre: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """Lower bounds ``[L]`` of ``logit_label - logit_c`` over ``region`` (0 at ``c = label``).
-    ``model`` in float64, one text of ``T`` real words (``region.center`` is ``[T, D]``)."""
+    ``model`` in float64, one text of ``T`` real words (``region.center`` is ``[T, D]``).
+    ``pre``: :func:`affine_preactivations` of the same center and positions, when the
+    caller already has it (it does not depend on the radius: bisection computes it once)."""
     out = last_layer(model)
     w_out = out.weight.to(torch.float64)
     b_out = out.bias.to(torch.float64)
     lam = w_out[label].unsqueeze(0) - w_out  # [L, P]
     bias = b_out[label] - b_out  # [L]
-    pre = affine_preactivations(model, kind, region)
+    if pre is None:
+        pre = affine_preactivations(model, kind, region)
     length, dim = region.center.shape
     if pre is None:  # linear model: margin = lam . mean(e) + bias
         value = lam @ region.center.mean(dim=0) + bias

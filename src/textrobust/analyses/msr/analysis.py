@@ -1,0 +1,401 @@
+"""The maximal safe radius (``msr``): an MCTS upper bound and a certified lower bound per
+word and per set of words, on the analysis protocol.
+
+La Malfa, Wu, Laurenti, Wang, Hartshorn and Kwiatkowska (2020), "Assessing Robustness of
+Text Classification through Maximal Safe Radius Computation"
+(../shared/papers/maximal-safe-radius-mcts-lirpa.txt). For each text, the class kept is
+the victim's *prediction* (the MSR is about the decision boundary, not the label):
+
+- **upper bound** (Section 2.2): :class:`~textrobust.attack.searches.mcts.MCTSSearch` over
+  word-position sets up to ``max_words``, candidates the ``neighbours`` closest words in L2
+  of the victim's normalised embedding (:mod:`textrobust.analyses.msr.space`), filtered by
+  part of speech in context (spaCy, offline); a set's bound is the distance of the closest
+  success that changed only words of the set, over the set's diameter;
+- **lower bound** (Section 2.3): :class:`~textrobust.bounds.certify.Verifier` (CROWN for
+  the zoo's CNN and bag of words, IBP for its LSTM), by bisection to ``tolerance`` times
+  the diameter, for every word (``|I| = 1``) and for ``multi_sets`` random sets of each
+  size ``2..max_words`` (the paper, too, estimates multi-word bounds on random sets);
+- the gap between them, the lower bound by word position (Figure 6), and LIME's word
+  ranking against the bounds' (Section 3.3), by Spearman's rank correlation.
+
+Victims that are not zoo word models get the upper bound only; their lower bound is
+recorded as ``not supported for this architecture`` (a status, never a number).
+Departures: Table 3's convention of counting a word without a successful substitution at
+the diameter (normalised 1.0) is followed for the mean upper bound and said in the report;
+the simulations per vertex default to 32 (the paper: 1000) and the neighbours to 100 (the
+paper: 1000 or 10000) so that an audit runs in minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, cast
+
+import numpy as np
+from pydantic import Field
+
+from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.attack.goals import UntargetedClassification
+from textrobust.attack.problem import Problem
+from textrobust.attack.searches.mcts import MCTSResult, MCTSSearch
+from textrobust.data.examples import Example
+from textrobust.text import Text
+
+__all__ = ["MsrAnalysis", "MsrRecord", "MsrSettings", "MsrSummary", "SetBound", "SizeRow", "WordBound"]
+
+_PAPER = ("La Malfa, Wu, Laurenti, Wang, Hartshorn and Kwiatkowska 2020, \"Assessing Robustness of Text "
+          "Classification through Maximal Safe Radius Computation\"")
+UNSUPPORTED = "not supported for this architecture"
+
+
+class MsrNorm(str, Enum):
+    L2 = "l2"
+    LINF = "linf"
+
+
+class MsrMethod(str, Enum):
+    CROWN = "crown"
+    IBP = "ibp"
+
+
+class MsrSettings(Settings):
+    """``n``: the first n texts; ``max_words``: the largest ``|I|``; ``positions``: words
+    considered per text (the paper's "max length considered"); ``norm``; ``method`` of the
+    lower bound; ``tolerance``: bisection width as a share of the diameter; ``multi_sets``:
+    random sets per size >= 2; ``neighbours``: candidates per word; ``pos_filter``: part of
+    speech in context; ``pos_window``: words each side tagged; ``simulations``,
+    ``iterations``, ``exploration``: MCTS; ``budget``: MCTS queries per text; ``lime``:
+    the LIME comparison (zoo victims), with ``lime_samples``."""
+
+    n: int | None = Field(default=10, ge=0)
+    max_words: int = Field(default=3, ge=1, le=8)
+    positions: int = Field(default=25, ge=1)
+    norm: MsrNorm = MsrNorm.L2
+    method: MsrMethod = MsrMethod.CROWN
+    tolerance: float = Field(default=1e-3, gt=0.0, lt=1.0)
+    multi_sets: int = Field(default=5, ge=0)
+    neighbours: int = Field(default=100, ge=1)
+    pos_filter: bool = True
+    pos_window: int = Field(default=3, ge=1)
+    simulations: int = Field(default=32, ge=1)
+    iterations: int = Field(default=30, ge=1)
+    exploration: float = Field(default=0.5, ge=0.0)
+    budget: int | None = Field(default=20_000, ge=1)
+    lime: bool = True
+    lime_samples: int = Field(default=200, ge=10)
+    glove_vocab: int = Field(default=50_000, ge=100)
+
+
+@dataclass(frozen=True)
+class WordBound:
+    """One word: normalised bounds (``upper`` None: no successful substitution found;
+    ``lower`` None: no lower bound for this victim), the closest substitute found."""
+
+    position: int
+    word: str
+    lower: float | None
+    upper: float | None
+    substitute: str | None
+    diameter: float
+    lime: float | None = None
+
+
+@dataclass(frozen=True)
+class SetBound:
+    positions: tuple[int, ...]
+    lower: float | None
+    upper: float | None
+
+
+@dataclass(frozen=True)
+class MsrRecord(Record):
+    """One text: status ``analysed``; ``lower_status`` is ``ok`` or why there is no lower
+    bound; ``budget_exhausted``: MCTS ran out of queries."""
+
+    text: Text
+    label: int
+    predicted: int
+    lower_status: str
+    lower_method: str
+    space: str
+    words: tuple[WordBound, ...]
+    sets: tuple[SetBound, ...]
+    successes: int
+    closest: Text | None
+    vertices: int
+    lower_seconds: float
+    upper_seconds: float
+    lower_bounds: int
+    spearman: float | None = None
+    budget_exhausted: bool = False
+
+
+@dataclass(frozen=True)
+class SizeRow:
+    """Tables 2-3 style, for one ``|I|``: mean normalised lower bound (and its std), mean
+    upper bound (a set without success counts 1.0, as the paper's Table 3), share of texts
+    and of sets with a success, share of sets certified for any substitution, mean gap."""
+
+    size: int
+    sets: int
+    mean_lower: float
+    std_lower: float
+    mean_upper: float
+    mean_upper_found: float
+    found_per_text: float
+    found_per_set: float
+    certified_any: float
+    mean_gap: float
+
+
+@dataclass(frozen=True)
+class PositionRow:
+    position: int
+    mean_lower: float
+    words: int
+
+
+@dataclass(frozen=True)
+class MsrSummary(Summary):
+    texts: int
+    with_lower: int
+    lower_status: str
+    lower_method: str
+    norm: str
+    sizes: tuple[SizeRow, ...]
+    by_position: tuple[PositionRow, ...]
+    lime_spearman: float
+    lime_texts: int
+    seconds_per_lower_bound: float
+    seconds_per_text_upper: float
+    queries: int
+    contradictions: int  # an MCTS success closer than a certified radius: must be 0
+
+
+class _FirstWords:
+    """Position constraint: only the first ``limit`` words (the paper's max length)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def allowed(self, original: Text, current: Text, positions: frozenset[int]) -> frozenset[int]:
+        return frozenset(p for p in positions if p < self.limit)
+
+    def __repr__(self) -> str:
+        return f"FirstWords({self.limit})"
+
+
+def _victim(context: WorkerContext) -> Any:
+    return getattr(context.layer, "victim", context.layer)
+
+
+def _has_word_embedding(victim: Any) -> bool:
+    module = getattr(victim, "module", None)
+    return hasattr(getattr(victim, "tokenizer", None), "id_of") and hasattr(getattr(module, "embedding", None), "weight")
+
+
+def zoo_model(victim: Any) -> tuple[Any, str]:
+    """The zoo word model behind ``victim`` and ``"ok"``, or None and the reason."""
+    module = getattr(victim, "module", None)
+    tokenizer = getattr(victim, "tokenizer", None)
+    if module is None or tokenizer is None or not hasattr(tokenizer, "id_of"):
+        return None, f"{UNSUPPORTED} ({type(victim).__name__} is not a zoo word model)"
+    from textrobust.bounds.support import supported
+
+    if not supported(module):
+        return None, f"{UNSUPPORTED} ({type(module).__name__})"
+    return module, "ok"
+
+
+class MsrAnalysis(Analysis):
+    """Maximal safe radius: MCTS upper bound, bound-propagation lower bound, per word."""
+
+    name = "msr"
+    title = "Maximal safe radius (MCTS upper, CROWN/IBP lower bounds)"
+    paper = _PAPER + ": Definition 1, MCTS (Section 2.2, Algorithm 1), CNN-Cert/POPQORN-style lower bounds " \
+                     "(Section 2.3), Tables 2-3, Figure 6, the LIME comparison (Section 3.3)."
+    settings_type = MsrSettings
+    record_type = MsrRecord
+
+    def __init__(self, settings: Any = None, *, space: Any = None) -> None:
+        """``space``: the :class:`~textrobust.analyses.msr.space.EmbeddingSpace` for victims
+        without a word embedding of their own (default: GloVe 50d, loaded on first use)."""
+        super().__init__(settings)
+        self.space = space
+
+    def _search(self, seed: int, distance: Callable[[Text, Text], float] | None = None) -> MCTSSearch:
+        s = cast(MsrSettings, self.settings)
+        return MCTSSearch(max_words=s.max_words, simulations=s.simulations, max_iterations=s.iterations,
+                          exploration=s.exploration, seed=seed, distance=distance)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "search": repr(self._search(0))}
+
+    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+        from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours
+
+        s = cast(MsrSettings, self.settings)
+        victim = _victim(context)
+        layer = context.layer
+        module, status = zoo_model(victim)
+        verifier = None
+        if module is not None:
+            from textrobust.bounds.certify import Verifier
+
+            verifier = Verifier(module)
+        if _has_word_embedding(victim):
+            space = EmbeddingSpace.of_zoo_victim(victim)
+        elif self.space is not None:
+            space = self.space
+        else:
+            from textrobust.embeddings.vectors import WordVectors
+
+            space = EmbeddingSpace.of_vectors(WordVectors.from_glove(s.glove_vocab), name="GloVe 50d (no victim embedding)")
+        source = L2Neighbours(space, s.neighbours)
+        constraints: tuple[Any, ...] = ()
+        if s.pos_filter:
+            from textrobust.attack.constraints.part_of_speech import PartOfSpeech
+
+            constraints = (PartOfSpeech(window=s.pos_window),)
+        norm = s.norm.value
+        search = self._search(context.seed, lambda a, b: space.distance(a, b, norm))
+
+        def analyse(example: Example) -> MsrRecord:
+            began = time.perf_counter()
+            text = example.text
+            before = layer.queries
+            predicted = int(np.asarray(layer.probabilities([text]))[0].argmax())
+            positions = tuple(p for p in space.positions(text) if p < s.positions)
+            with layer.budget(s.budget) as budget:
+                problem = Problem(original=text, goal=UntargetedClassification(layer, predicted), source=source,
+                                  position_constraints=(_FirstWords(s.positions),), constraints=constraints,
+                                  budget=budget)
+                result = search.explore(text, problem)
+            upper_seconds = time.perf_counter() - began
+            rng = np.random.default_rng([context.seed & 0xFFFFFFFF, len(text), len(positions)])
+            sets = _sets(positions, s.max_words, s.multi_sets, rng)
+            lower: dict[tuple[int, ...], float] = {}
+            t0 = time.perf_counter()
+            ids: list[int] = []
+            if verifier is not None and positions:
+                ids_t, mask, _ = victim.encode([text])
+                ids = ids_t[0][mask[0]].tolist()
+                for chosen in [(p,) for p in positions] + sets:
+                    bound = verifier.lower_radius(ids, chosen, norm=norm, method=s.method.value,
+                                                  tolerance=s.tolerance, label=predicted)
+                    lower[chosen] = bound.normalised
+            lower_seconds = time.perf_counter() - t0
+            lime = None
+            if s.lime and verifier is not None and len(ids) >= 3:
+                from textrobust.analyses.msr.lime import lime_weights
+
+                lime = lime_weights(module, ids, predicted, samples=s.lime_samples, seed=context.seed)
+            words = []
+            for p in positions:
+                d = space.diameter(text, (p,), norm)
+                best = result.closest((p,))
+                words.append(WordBound(p, text.words[p], lower.get((p,)),
+                                       None if best is None or d <= 0 else best.distance / d,
+                                       None if best is None else best.text.words[p], d,
+                                       None if lime is None or p >= len(lime) else float(lime[p])))
+            set_bounds = tuple(SetBound(chosen, lower.get(chosen), _set_upper(result, space, text, chosen, norm))
+                               for chosen in sets)
+            spearman = None
+            if lime is not None:
+                from textrobust.analyses.msr.lime import rank_agreement
+
+                pairs = [(w.lime, w.lower) for w in words if w.lime is not None and w.lower is not None]
+                value = rank_agreement([a for a, _ in pairs], [b for _, b in pairs])
+                spearman = None if math.isnan(value) else value
+            closest = result.closest()
+            return MsrRecord(
+                example.id, "analysed", layer.queries - before, time.perf_counter() - began, text, example.label,
+                predicted, status, "" if verifier is None else ("ibp" if verifier.kind == "lstm" else s.method.value),
+                space.name, tuple(words), set_bounds, len(result.successes),
+                None if closest is None else closest.text, result.vertices, lower_seconds, upper_seconds,
+                len(lower), spearman, result.outcome.budget_exhausted)
+
+        return analyse
+
+    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> MsrSummary:
+        s = cast(MsrSettings, self.settings)
+        rs = [cast(MsrRecord, r) for r in records]
+        sizes = []
+        for size in range(1, s.max_words + 1):
+            rows: list[tuple[str, float | None, float | None]] = []
+            for r in rs:
+                if size == 1:
+                    rows += [(r.example_id, w.lower, w.upper) for w in r.words]
+                else:
+                    rows += [(r.example_id, b.lower, b.upper) for b in r.sets if len(b.positions) == size]
+            if rows:
+                sizes.append(_size_row(size, rows))
+        by_position: dict[int, list[float]] = {}
+        for r in rs:
+            for w in r.words:
+                if w.lower is not None:
+                    by_position.setdefault(w.position, []).append(w.lower)
+        spearmans = [r.spearman for r in rs if r.spearman is not None]
+        bounds = sum(r.lower_bounds for r in rs)
+        statuses = sorted({r.lower_status for r in rs})
+        methods = sorted({r.lower_method for r in rs if r.lower_method})
+        return MsrSummary(
+            **counts(records, failures), texts=len(rs), with_lower=sum(r.lower_status == "ok" for r in rs),
+            lower_status="; ".join(statuses) or "n/a", lower_method=", ".join(methods) or "none",
+            norm=s.norm.value, sizes=tuple(sizes),
+            by_position=tuple(PositionRow(p, float(np.mean(v)), len(v)) for p, v in sorted(by_position.items())),
+            lime_spearman=float(np.mean(spearmans)) if spearmans else math.nan, lime_texts=len(spearmans),
+            seconds_per_lower_bound=sum(r.lower_seconds for r in rs) / bounds if bounds else math.nan,
+            seconds_per_text_upper=float(np.mean([r.upper_seconds for r in rs])) if rs else math.nan,
+            queries=sum(r.queries for r in rs), contradictions=sum(_contradictions(r) for r in rs))
+
+    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> dict[str, Any]:
+        from textrobust.analyses.msr.section import msr_section
+
+        return msr_section(cast(MsrSummary, summary), [cast(MsrRecord, r) for r in records], label_names)
+
+
+def _contradictions(record: MsrRecord) -> int:
+    """Sets whose MCTS upper bound lies below the certified lower bound (a soundness bug)."""
+    pairs = [(w.lower, w.upper) for w in record.words] + [(b.lower, b.upper) for b in record.sets]
+    return sum(1 for lo, up in pairs if lo is not None and up is not None and up < lo - 1e-9)
+
+
+def _sets(positions: Sequence[int], max_words: int, per_size: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
+    """``per_size`` distinct random sets of each size ``2..max_words`` (all when fewer)."""
+    out: list[tuple[int, ...]] = []
+    for size in range(2, min(max_words, len(positions)) + 1):
+        total = math.comb(len(positions), size)
+        chosen: set[tuple[int, ...]] = set()
+        while len(chosen) < min(per_size, total):
+            chosen.add(tuple(sorted(int(p) for p in rng.choice(positions, size=size, replace=False))))
+        out += sorted(chosen)
+    return out
+
+
+def _set_upper(result: MCTSResult, space: Any, text: Text, chosen: tuple[int, ...], norm: str) -> float | None:
+    """The closest success that changed only words of ``chosen``, over its diameter."""
+    inside = [x.distance for x in result.successes if set(x.positions) <= set(chosen)]
+    d = space.diameter(text, chosen, norm)
+    return min(inside) / d if inside and d > 0 else None
+
+
+def _size_row(size: int, rows: Sequence[tuple[str, float | None, float | None]]) -> SizeRow:
+    lowers = [lo for _, lo, _ in rows if lo is not None]
+    found = [up for _, _, up in rows if up is not None]
+    uppers = [1.0 if up is None else min(up, 1.0) for _, _, up in rows]
+    texts = {t for t, _, _ in rows}
+    texts_found = {t for t, _, up in rows if up is not None}
+    gaps = [up - lo for _, lo, up in rows if lo is not None and up is not None]
+    nan = math.nan
+    return SizeRow(size, len(rows), float(np.mean(lowers)) if lowers else nan,
+                   float(np.std(lowers)) if lowers else nan, float(np.mean(uppers)) if uppers else nan,
+                   float(np.mean(found)) if found else nan, len(texts_found) / len(texts) if texts else nan,
+                   len(found) / len(rows) if rows else nan,
+                   sum(lo >= 1.0 - 1e-12 for lo in lowers) / len(lowers) if lowers else nan,
+                   float(np.mean(gaps)) if gaps else nan)

@@ -1,0 +1,76 @@
+"""The report section of the maximal-safe-radius analysis: headline figures, Tables 2-3
+style rows per ``|I|``, per-word bound bars on a few texts, the gap plot, the position
+plot (Figure 6) and the LIME comparison (Section 3.3)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from textrobust.analyses.msr.analysis import MsrRecord, MsrSummary
+
+__all__ = ["msr_section"]
+
+
+def msr_section(s: MsrSummary, records: Sequence[MsrRecord], label_names: Sequence[str]) -> dict[str, Any]:
+    from textrobust.analyses.figures import bar_chart, line_chart, stacked_bar_chart
+    from textrobust.analyses.sections import example_row, figure, headline, table
+
+    single = next((row for row in s.sizes if row.size == 1), None)
+    heads = [headline("texts analysed", s.texts, "int"),
+             headline(f"texts with a lower bound ({s.lower_method})", s.with_lower, "int",
+                      None if s.with_lower == s.texts else s.lower_status)]
+    if single is not None:
+        heads += [headline(f"mean normalised lower bound, one word ({s.norm})", single.mean_lower, "float"),
+                  headline("mean normalised upper bound, one word (MCTS; none found = 1.0)", single.mean_upper, "float"),
+                  headline("words with a successful substitution", single.found_per_set, "%"),
+                  headline("words certified against any substitution", single.certified_any, "%")]
+    heads += [headline("LIME agreement (mean Spearman, |LIME| vs -lower bound)", s.lime_spearman, "float",
+                       f"{s.lime_texts} texts"),
+              headline("contradictions (MCTS success inside a certified ball; must be 0)", s.contradictions, "int")]
+    tables = [table(f"Bounds by number of words perturbed |I| (normalised by the diameter, {s.norm})",
+                    ["|I|", "sets", "lower", "lower sd", "upper", "upper (found)", "% texts", "% sets",
+                     "% certified", "gap"],
+                    [[r.size, r.sets, r.mean_lower, r.std_lower, r.mean_upper, r.mean_upper_found,
+                      100.0 * r.found_per_text, 100.0 * r.found_per_set, 100.0 * r.certified_any, r.mean_gap]
+                     for r in s.sizes]),
+              table("cost", ["metric", "value"],
+                    [["seconds per lower bound (bisection)", s.seconds_per_lower_bound],
+                     ["seconds per text, MCTS", s.seconds_per_text_upper], ["queries", s.queries],
+                     ["lower bound", s.lower_status], ["errors", s.errors],
+                     ["MCTS budget exhausted", s.budget_exhausted]])]
+    lime_rows = [[r.example_id, len(r.words), r.spearman] for r in records if r.spearman is not None]
+    if lime_rows:
+        tables.append(table("LIME against the bounds: Spearman per text", ["text", "words", "Spearman"], lime_rows[:20]))
+    figures = []
+    for r in [r for r in records if r.words][:3]:
+        labels = [f"{w.word}" for w in r.words]
+        lower = [w.lower if w.lower is not None else math.nan for w in r.words]
+        upper = [1.0 if w.upper is None else w.upper for w in r.words]
+        gap = [u - (lo if not math.isnan(lo) else 0.0) for u, lo in zip(upper, lower)]
+        figures.append(figure(f"Per-word bounds: {r.example_id}", stacked_bar_chart(
+            labels, {"certified lower bound": lower, "gap to the MCTS upper bound": gap},
+            title="normalised MSR bounds per word", ylabel="bound / diameter"),
+            "Each bar: the certified radius (lower) then the gap to the closest substitution MCTS found "
+            "(upper; a word without a success is drawn at 1.0, the diameter)."))
+    if s.sizes:
+        figures.append(figure("Gap between the bounds", line_chart(
+            {"lower bound": ([r.size for r in s.sizes], [r.mean_lower for r in s.sizes]),
+             "upper bound (found only)": ([r.size for r in s.sizes], [r.mean_upper_found for r in s.sizes])},
+            title="mean normalised bounds by |I|", xlabel="|I| (words perturbed)", ylabel="bound / diameter"),
+            "The MSR lies between the two curves; the gap is what neither method can settle."))
+    if s.by_position:
+        figures.append(figure("Lower bound by word position (Figure 6)", bar_chart(
+            [str(p.position) for p in s.by_position], [p.mean_lower for p in s.by_position],
+            title="mean normalised lower bound by position", xlabel="word position", ylabel="bound / diameter"),
+            "The paper finds LSTMs weaker on the first words and CNNs flat."))
+    examples = []
+    for r in records:
+        if r.closest is None:
+            continue
+        examples.append(example_row(r.example_id, "substitution found", label_names, r.label, r.text, r.closest,
+                                    r.predicted, None, f"{r.successes} successful substitution(s) found by MCTS"))
+        if len(examples) >= 10:
+            break
+    return {"headline": heads, "tables": tables, "figures": figures, "examples": examples}

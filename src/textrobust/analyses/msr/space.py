@@ -1,0 +1,163 @@
+"""The embedding space the maximal safe radius is measured in, and its nearest words.
+
+La Malfa et al. (2020), Section 2: distances between texts are taken in the embedding
+space normalised to [0, 1] per dimension, over the positions ``I`` that change. For a zoo
+word victim this is the victim's *own* embedding table (the one bound propagation works
+on, normalised exactly as :class:`textrobust.bounds.region.EmbeddingScale` does); for any
+other victim (Hugging Face, scikit-learn, a function), which has no word embedding we can
+bound, the space is the GloVe vectors the project ships (unit rows, then normalised per
+dimension): a departure, stated in the report, so the MCTS upper bound still has a scale.
+
+:class:`L2Neighbours` is the candidate source of Section 2.2: the ``n`` closest words in
+L2 in that space (the paper: 1000 or 10000), nearest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from textrobust.attack.candidates.inflection import is_word, match_case
+from textrobust.attack.problem import Substitution
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+__all__ = ["EmbeddingSpace", "L2Neighbours"]
+
+
+class EmbeddingSpace:
+    """Words and their vectors normalised to [0, 1] per dimension.
+
+    ``lookup(word)`` gives a word's row (or None when the space has no vector for it);
+    ``skip`` rows (padding) are left out of the normalisation and of the neighbours;
+    ``limit``: positions at or past it are not seen by the victim (truncation)."""
+
+    def __init__(self, words: Sequence[str], matrix: np.ndarray, lookup: Callable[[str], int | None], *,
+                 skip: Sequence[int] = (), limit: int | None = None, name: str = "embedding") -> None:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        if matrix.ndim != 2 or matrix.shape[0] != len(words):
+            raise ConfigError(f"EmbeddingSpace needs one row per word. Got {matrix.shape} for {len(words)} words.")
+        keep = np.ones(len(words), dtype=bool)
+        keep[list(skip)] = False
+        rows = matrix[keep] if keep.any() else matrix
+        low = rows.min(axis=0)
+        span = rows.max(axis=0) - low
+        self.z = np.where(span > 0, (matrix - low) / np.where(span > 0, span, 1.0), 0.0).clip(0.0, 1.0)
+        self.live = span > 0
+        self.words = tuple(words)
+        self.lookup = lookup
+        self.limit = limit
+        self.name = name
+        self._candidates = np.flatnonzero(keep & np.fromiter((is_word(w) for w in words), bool, len(words)))
+        self._nearest: dict[str, tuple[tuple[str, float], ...]] = {}
+
+    def __repr__(self) -> str:
+        return f"EmbeddingSpace({self.name}, {len(self.words)} words, dim={self.z.shape[1]})"
+
+    @classmethod
+    def of_zoo_victim(cls, victim: Any) -> EmbeddingSpace:
+        """The victim's own embedding table (a TorchVictim over a zoo word model)."""
+        vocab = victim.tokenizer
+        weight = victim.module.embedding.weight.detach().cpu().numpy()
+
+        def lookup(word: str) -> int:
+            return vocab.id_of(word)
+
+        return cls(vocab.words, weight, lookup, skip=(0,), limit=vocab.max_length, name="victim embedding")
+
+    @classmethod
+    def of_vectors(cls, vectors: Any, name: str = "GloVe") -> EmbeddingSpace:
+        """Any :class:`~textrobust.embeddings.vectors.WordVectors`."""
+        index = vectors.index
+        words = [""] * len(index)
+        for word, row in index.items():
+            words[row] = word
+
+        def lookup(word: str) -> int | None:
+            return index.get(word.lower())
+
+        return cls(words, vectors.matrix, lookup, name=name)
+
+    # ---- geometry ----------------------------------------------------------------------------
+    def vector(self, word: str) -> np.ndarray | None:
+        row = self.lookup(word)
+        return None if row is None else self.z[row]
+
+    def positions(self, text: Text) -> tuple[int, ...]:
+        """The positions whose word the victim sees and the space has a vector for."""
+        end = len(text) if self.limit is None else min(len(text), self.limit)
+        return tuple(p for p in range(end) if self.lookup(text.words[p]) is not None)
+
+    def distance(self, a: Text, b: Text, norm: str = "l2") -> float:
+        """The distance of ``b`` from ``a`` over the positions where they differ."""
+        diffs = []
+        for p in a.diff(b):
+            va, vb = self.vector(a.words[p]), self.vector(b.words[p])
+            if va is None or vb is None:
+                return float("inf")
+            diffs.append(vb - va)
+        if not diffs:
+            return 0.0
+        d = np.concatenate(diffs)
+        return float(np.abs(d).max()) if norm == "linf" else float(np.linalg.norm(d))
+
+    def diameter(self, text: Text, positions: Sequence[int], norm: str = "l2") -> float:
+        """The paper's ``d`` over ``positions``: the farthest point of the cube."""
+        far = []
+        for p in positions:
+            z = self.vector(text.words[p])
+            if z is None:
+                continue
+            far.append(np.maximum(z, 1.0 - z) * self.live)
+        if not far:
+            return 0.0
+        f = np.concatenate(far)
+        return float(f.max()) if norm == "linf" else float(np.linalg.norm(f))
+
+    def nearest(self, word: str, n: int) -> tuple[tuple[str, float], ...]:
+        """The ``n`` closest words (L2) to ``word``, nearest first, itself left out."""
+        key = word.lower()
+        if key not in self._nearest:
+            row = self.lookup(word)
+            if row is None:
+                found: tuple[tuple[str, float], ...] = ()
+            else:
+                rows = self._candidates[self._candidates != row]
+                dist = np.linalg.norm(self.z[rows] - self.z[row], axis=1)
+                k = min(n, len(rows))
+                top = np.argpartition(dist, k - 1)[:k] if k else np.zeros(0, dtype=int)
+                top = top[np.lexsort((rows[top], dist[top]))]
+                found = tuple((self.words[rows[i]], float(dist[i])) for i in top
+                              if self.words[rows[i]].lower() != key)
+            if len(self._nearest) < 100_000:
+                self._nearest[key] = found
+            return found
+        return self._nearest[key]
+
+
+class L2Neighbours:
+    """Candidate source: the ``n`` closest words in L2 of an :class:`EmbeddingSpace`
+    (La Malfa et al. 2020, Section 2.2), in the original word's case; score ``-distance``."""
+
+    def __init__(self, space: EmbeddingSpace, n: int = 100) -> None:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"The 'n' parameter of L2Neighbours must be an int >= 1. Got {n!r} instead.")
+        self.space = space
+        self.n = n
+
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        seen = set(self.space.positions(text))
+        out: dict[int, list[Substitution]] = {}
+        for p in positions:
+            if p not in seen:
+                continue
+            word = text.words[p]
+            subs = [Substitution(p, match_case(word, w), -d) for w, d in self.space.nearest(word, self.n)]
+            if subs:
+                out[p] = subs
+        return out
+
+    def __repr__(self) -> str:
+        return f"L2Neighbours({self.space!r}, n={self.n})"
