@@ -30,7 +30,7 @@ from textrobust.audit.executors import (
 from textrobust.audit.testing import BrokenSpec, DieSpec, LambdaValueSpec, SlowSpec, SquareSpec, cost
 from textrobust.errors import ConfigError, MissingDependencyError, TextRobustError
 
-ALL = ["local", "process", "ray"]
+ALL = ["local", "lockstep", "process", "ray"]
 POOLS = ["process", "ray"]
 
 
@@ -74,16 +74,16 @@ def ray2(ray_owner: Executor) -> Iterator[Executor]:
 
 @pytest.fixture
 def executor(request: pytest.FixtureRequest) -> Iterator[Executor]:
-    if request.param == "local":
-        with make_executor("local") as local:
+    if request.param in ("local", "lockstep"):
+        with make_executor(request.param) as local:
             yield local
     else:
         yield request.getfixturevalue({"process": "process2", "ray": "ray2"}[request.param])
 
 
 # ---- the registry and make_executor -------------------------------------------------------------
-def test_registry_lists_the_three_executors() -> None:
-    assert EXECUTORS.names() == ["local", "process", "ray"]
+def test_registry_lists_the_executors() -> None:
+    assert EXECUTORS.names() == ["local", "lockstep", "process", "ray"]
     assert all(entry.summary for entry in EXECUTORS.entries())
     for name in ("local", "process"):
         with make_executor(name, workers=1) as executor:
@@ -99,7 +99,7 @@ def test_workers_must_be_a_positive_integer(workers: Any) -> None:
 
 
 def test_unknown_executor_names_the_option_and_the_choices() -> None:
-    with pytest.raises(ConfigError, match=r"'--executor' option must be one of local, process, ray\. Got 'dask'"):
+    with pytest.raises(ConfigError, match=r"'--executor' option must be one of local, lockstep, process, ray\. Got 'dask'"):
         make_executor("dask")
 
 
@@ -157,7 +157,7 @@ def test_every_unit_once_with_the_same_outcomes(executor: Executor) -> None:
         else:
             assert not o.failed and o.value == x * x
     names = {o.worker for o in outcomes}
-    pattern = {"local": r"local", "process": r"process-[12]", "ray": r"ray-[0-9a-f]{8}"}[executor.name]
+    pattern = {"local": r"local", "lockstep": r"lockstep-[0-7]", "process": r"process-[12]", "ray": r"ray-[0-9a-f]{8}"}[executor.name]
     assert all(re.fullmatch(pattern, n) for n in names), names
     assert len(names) <= executor.workers
 

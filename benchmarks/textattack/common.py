@@ -155,15 +155,23 @@ def machine() -> dict[str, Any]:
 
 
 def summarise(
-    records: list[dict[str, Any]], wall: float, cpu: float = math.nan
+    records: list[dict[str, Any]],
+    wall: float,
+    cpu: float = math.nan,
+    *,
+    forward: float | None = None,
+    forward_cpu: float | None = None,
 ) -> dict[str, Any]:
     """Totals over per-example records (``status``: succeeded/failed/skipped,
     ``queries``, ``model_texts``, ``perturbed_words``, ``words``, ``seconds``,
-    ``forward_seconds``)."""
+    ``forward_seconds``). ``forward``/``forward_cpu`` give the forward-pass totals when
+    they cannot be split by example (examples sharing forward passes)."""
     attacked = [r for r in records if r["status"] != "skipped"]
     won = [r for r in attacked if r["status"] == "succeeded"]
-    forward = sum(r.get("forward_seconds", 0.0) for r in records)
-    forward_cpu = sum(r.get("forward_cpu_seconds", 0.0) for r in records)
+    if forward is None:
+        forward = sum(r.get("forward_seconds", 0.0) for r in records)
+    if forward_cpu is None:
+        forward_cpu = sum(r.get("forward_cpu_seconds", 0.0) for r in records)
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else math.nan

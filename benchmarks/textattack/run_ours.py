@@ -99,14 +99,20 @@ class ForwardClock:
 
     def __init__(self, victim: Any) -> None:
         self.cpu_seconds = 0.0
+        self.wall_seconds = 0.0
+        self.calls = 0
+        self.texts = 0
         inner = victim.probabilities
 
         def probabilities(texts: Any) -> Any:
-            start = time.thread_time()
+            start, wall = time.thread_time(), time.perf_counter()
             try:
                 return inner(texts)
             finally:
                 self.cpu_seconds += time.thread_time() - start
+                self.wall_seconds += time.perf_counter() - wall
+                self.calls += 1
+                self.texts += len(texts)
 
         victim.probabilities = probabilities
 
@@ -140,6 +146,51 @@ def run(
                 "perturbed": str(result.perturbed),
             }
         )
+    return records, time.perf_counter() - wall_start, time.process_time() - cpu_start
+
+
+def run_lockstep(
+    attacks: list[Any], layers: list[Any], gate: Any, examples: list[Any]
+) -> tuple[list[dict[str, Any]], float, float]:
+    """``len(attacks)`` examples at a time in threads, their forward passes merged by
+    ``gate`` (what ``--executor lockstep`` does in an audit). Per-example forward times
+    do not exist here (passes are shared): the totals come from the clock."""
+    import threading
+
+    records: list[dict[str, Any]] = [{} for _ in examples]
+    todo = list(range(len(examples)))[::-1]
+    lock = threading.Lock()
+    cpu_start = time.process_time()
+    wall_start = time.perf_counter()
+    gate.open(len(attacks))
+
+    def member(i: int) -> None:
+        gate.enter()
+        try:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    index = todo.pop()
+                example = examples[index]
+                before = layers[i].stats()
+                start = time.perf_counter()
+                result = attacks[i].attack(example)
+                spent = layers[i].stats().minus(before)
+                records[index] = {
+                    "id": example.id, "status": result.status.value, "queries": result.queries,
+                    "model_texts": spent.queries, "words": len(result.original),
+                    "perturbed_words": result.l0, "seconds": time.perf_counter() - start,
+                    "perturbed": str(result.perturbed),
+                }
+        finally:
+            gate.leave()
+
+    threads = [threading.Thread(target=member, args=(i,)) for i in range(len(attacks))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     return records, time.perf_counter() - wall_start, time.process_time() - cpu_start
 
 
@@ -177,6 +228,18 @@ def main(argv: list[str] | None = None) -> int:
         help="run under cProfile (slower; not for the table)",
     )
     parser.add_argument(
+        "--lockstep",
+        type=int,
+        default=0,
+        help="attack this many examples at a time, sharing forward passes (0: one at a time)",
+    )
+    parser.add_argument(
+        "--victim-batch",
+        type=int,
+        default=64,
+        help="texts per forward pass inside the victim (the query layer sends 64 at a time)",
+    )
+    parser.add_argument(
         "--cold",
         action="store_true",
         help="do not precompute the neighbour lists before the timed loop",
@@ -203,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         Example(e["id"], Text.from_string(e["text"]), int(e["label"]))
         for e in inputs["examples"][: args.limit]
     ]
-    victim = load_victim(inputs["victim"], batch_size=64)
+    victim = load_victim(inputs["victim"], batch_size=args.victim_batch)
     clock = ForwardClock(victim)
     layer = QueryLayer(victim, batch_size=64)
     vectors = prepare.load_vectors(inputs["space"])
@@ -211,7 +274,19 @@ def main(argv: list[str] | None = None) -> int:
 
     warm_seconds = 0.0 if args.cold else warm_neighbours(attack, examples)
     profile_text = None
-    if args.profile:
+    totals: dict[str, float] = {}
+    if args.lockstep > 0:
+        from textrobust.victims.gate import BatchingGate
+
+        gate = BatchingGate(victim)
+        layers = [QueryLayer(gate.member(), batch_size=64) for _ in range(args.lockstep)]
+        attacks = [build_attack(settings, lane, vectors, inputs["stop_words"]) for lane in layers]
+        for other in attacks:  # the same neighbour lists (warm, as the sequential run's)
+            other.source = attack.source
+        records, wall, cpu = run_lockstep(attacks, layers, gate, examples)
+        totals = {"forward": clock.wall_seconds, "forward_cpu": clock.cpu_seconds}
+        layer = layers[0]
+    elif args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
         records, wall, cpu = run(attack, layer, examples, clock)
@@ -229,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         records, wall, cpu = run(attack, layer, examples, clock)
 
     candidates = candidate_sets(attack, examples)
-    summary = common.summarise(records, wall, cpu)
-    suffix = ("-profile" if args.profile else "") + ("-cold" if args.cold else "")
+    summary = common.summarise(records, wall, cpu, **totals)
+    summary["victim_calls"] = clock.calls
+    summary["texts_per_victim_call"] = clock.texts / clock.calls if clock.calls else math.nan
+    suffix = ("-profile" if args.profile else "") + ("-cold" if args.cold else "") + (
+        f"-lockstep{args.lockstep}" if args.lockstep else "")
     out = args.out or args.work / f"ours-{args.search}{suffix}.json"
     common.write_json(
         out,

@@ -243,6 +243,14 @@ def _process(*, workers: int | None = None) -> Executor:
     return ProcessExecutor(workers=workers)
 
 
+@EXECUTORS.register("lockstep", "In this process, --workers examples at a time (default 8) sharing each "
+                    "forward pass: larger batches for small models.")
+def _lockstep(*, workers: int | None = None) -> Executor:
+    from textrobust.audit.executor_lockstep import LockstepExecutor
+
+    return LockstepExecutor(workers=workers)
+
+
 @EXECUTORS.register("ray", "Ray actors: a local Ray instance, or a cluster with --address.")
 def _ray(*, workers: int | None = None, address: str | None = None) -> Executor:
     from textrobust.audit.executor_ray import RayExecutor  # imports ray, or says how to install it
@@ -251,10 +259,11 @@ def _ray(*, workers: int | None = None, address: str | None = None) -> Executor:
 
 
 def make_executor(name: str, *, workers: int | None = None, address: str | None = None) -> Executor:
-    """The executor ``name`` (``local``, ``process`` or ``ray``) with validated options.
+    """The executor ``name`` (``local``, ``lockstep``, ``process`` or ``ray``) with validated
+    options.
 
     ``workers``: worker processes or actors (``None``: 1 for ``local``, one per core
-    otherwise). ``address`` (Ray only): ``None`` starts a local Ray instance, ``"auto"``
+    for ``process`` and ``ray``), or examples in lockstep (``lockstep``, default 8). ``address`` (Ray only): ``None`` starts a local Ray instance, ``"auto"``
     joins a running cluster, else a head address such as ``ray://host:10001``.
     """
     if not isinstance(name, str) or name not in EXECUTORS:

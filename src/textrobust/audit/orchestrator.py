@@ -113,6 +113,21 @@ class AnalysisWorkerSpec:
         context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed)
         return _Worker(self.analysis.worker(context), layer)
 
+    def build_group(self, n: int) -> tuple[list[_Worker], Any]:
+        """``n`` workers over one victim, their forward passes merged by a
+        :class:`~textrobust.victims.gate.BatchingGate` (the ``lockstep`` executor)."""
+        from textrobust.victims.gate import BatchingGate
+        from textrobust.victims.query import QueryLayer
+
+        gate = BatchingGate(self.victim.load())
+        workers = []
+        for _ in range(n):
+            member = gate.member()
+            layer = QueryLayer(member, batch_size=self.batch_size) if self.batch_size else QueryLayer(member)
+            context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed)
+            workers.append(_Worker(self.analysis.worker(context), layer))
+        return workers, gate
+
 
 # ---- the orchestrator ---------------------------------------------------------------------------
 def _analyses(analyses: Sequence[Analysis | str] | Mapping[str, Any]) -> list[Analysis]:

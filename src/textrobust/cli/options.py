@@ -57,10 +57,13 @@ LabelsByPosition = Annotated[bool, typer.Option("--labels-by-position", help="Ma
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (0 to 2^63-1).", rich_help_panel=_RUN)]
 Resume = Annotated[bool, typer.Option("--resume", help="Continue the run stored in --out; options you do not "
                                       "give are taken from it.", rich_help_panel=_RUN)]
-Executor = Annotated[str, typer.Option("--executor", help="local (in this process), process (a pool of "
-                                       "--workers processes) or ray (--address).", rich_help_panel=_RUN)]
+Executor = Annotated[str, typer.Option("--executor", help="local (in this process), lockstep (in this process, "
+                                       "--workers examples sharing each forward pass: faster on small models), "
+                                       "process (a pool of --workers processes) or ray (--address).",
+                                       rich_help_panel=_RUN)]
 Workers = Annotated[Optional[int], typer.Option("--workers", help="Worker processes or Ray actors (default: the "
-                                                "number of cores).", rich_help_panel=_RUN)]
+                                                "number of cores); with lockstep, examples at a time (default 8).",
+                                                rich_help_panel=_RUN)]
 Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: 'auto' or a head address; "
                                                 "default: a local Ray instance.", rich_help_panel=_RUN)]
 MaxWords = Annotated[Optional[int], typer.Option("--max-words", help="Longest text analysed, in words per "
