@@ -22,6 +22,7 @@ from textrobust.cli import (
     data,
     evaluate,
     export,
+    msr,
     radius,
     report,
     second_order,
@@ -38,7 +39,7 @@ app = typer.Typer(
 )
 
 for module in (audit, report, assets, components, data, train, evaluate, attack, second_order, radius, accs, export,
-               attribution):
+               attribution, msr):
     module.register(app)
 
 

@@ -1,0 +1,51 @@
+"""``textrobust msr``: the maximal safe radius, an MCTS upper bound and a certified lower bound.
+
+La Malfa et al., "Assessing Robustness of Text Classification through Maximal Safe Radius
+Computation" (../shared/papers/maximal-safe-radius-mcts-lirpa.txt). Option parsing only:
+the analysis is ``msr`` of :mod:`textrobust.analyses.msr`, run by
+:func:`textrobust.cli.running.run_analyses`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from textrobust.cli import options as o
+from textrobust.cli.running import run_analyses
+
+__all__ = ["msr_cmd", "register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``msr`` to the ``textrobust`` app."""
+    app.command("msr")(msr_cmd)
+
+
+@o.with_shared_options("runs/msr")
+def msr_cmd(
+    ctx: typer.Context,
+    n: Annotated[Optional[int], typer.Option(help="Only the first n texts.")] = 10,
+    max_words: Annotated[int, typer.Option(help="Largest number of words perturbed together (|I|).")] = 3,
+    positions: Annotated[int, typer.Option(help="Words considered per text (the first ones).")] = 25,
+    norm: Annotated[str, typer.Option(help="Norm of the ball: l2 or linf.")] = "l2",
+    method: Annotated[str, typer.Option(help="Lower bound: crown (CNN, bag of words; the LSTM uses ibp) or ibp.")] = "crown",
+    tolerance: Annotated[float, typer.Option(help="Bisection stops when the bracket is this share of the "
+                                            "diameter.")] = 1e-3,
+    multi_sets: Annotated[int, typer.Option(help="Random word sets per size 2..max-words.")] = 5,
+    neighbours: Annotated[int, typer.Option(help="MCTS candidates: the n closest words in L2 (the paper: "
+                                            "1000).")] = 100,
+    pos_filter: Annotated[bool, typer.Option(help="Keep candidates with the same part of speech in context.")] = True,
+    simulations: Annotated[int, typer.Option(help="MCTS simulations per vertex (the paper: 1000).")] = 32,
+    iterations: Annotated[int, typer.Option(help="MCTS expansions per text.")] = 30,
+    budget: Annotated[Optional[int], typer.Option(help="MCTS queries per text.")] = 20_000,
+    lime: Annotated[bool, typer.Option(help="Compare the bounds' word ranking with LIME's (zoo victims).")] = True,
+    lime_samples: Annotated[int, typer.Option(help="LIME samples per text.")] = 200,
+) -> None:
+    """Maximal safe radius: MCTS upper bound, CROWN/IBP lower bound, per word."""
+    run_analyses(ctx, {"msr": {
+        "n": n, "max_words": max_words, "positions": positions, "norm": norm, "method": method,
+        "tolerance": tolerance, "multi_sets": multi_sets, "neighbours": neighbours, "pos_filter": pos_filter,
+        "simulations": simulations, "iterations": iterations, "budget": budget, "lime": lime,
+        "lime_samples": lime_samples}})
