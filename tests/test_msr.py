@@ -154,3 +154,16 @@ def test_settings_reject_unknown_keys_and_bad_values():
     with pytest.raises(ConfigError):
         MsrAnalysis({"norm": "l3"})
     assert "msr" in ANALYSES.names()
+
+
+def test_cli_checks_options_before_any_work(tmp_path):
+    from typer.testing import CliRunner
+
+    from textrobust.cli.app import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["msr", "--help"], terminal_width=200)
+    assert result.exit_code == 0 and "--max-words" in result.output and "--lime" in result.output
+    bad = runner.invoke(app, ["msr", "--norm", "l3", "--out", str(tmp_path / "run")], terminal_width=200)
+    assert bad.exit_code != 0 and "norm" in bad.output and "Traceback" not in bad.output
+    assert not (tmp_path / "run" / "store.sqlite").exists()
