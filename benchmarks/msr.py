@@ -1,0 +1,305 @@
+"""Benchmark of the maximal-safe-radius work (La Malfa et al. 2020) on the project's victims.
+
+    python benchmarks/msr.py bounds --victim default --dataset rotten_tomatoes --n 10
+    python benchmarks/msr.py bounds --victim /tmp/msr_victims/lstm_rt --dataset rotten_tomatoes --n 10
+    python benchmarks/msr.py bounds --victim /tmp/msr_victims/cnn_bbc --dataset bbc_news --n 6
+    python benchmarks/msr.py bounds --victim /tmp/msr_victims/lstm_bbc --dataset bbc_news --n 6
+    python benchmarks/msr.py tightness --victim default --dataset rotten_tomatoes --n 10
+    python benchmarks/msr.py crosscheck --victim default --dataset rotten_tomatoes --n 40
+    python benchmarks/msr.py certified --victim default --train 2000 --test 200
+    python benchmarks/msr.py note        # writes benchmarks/results/msr.md from the parts
+
+Victims: ``default`` (the default CNN on Rotten Tomatoes) or a victim folder trained with
+``python -m textrobust.zoo train {cnn,lstm} --dataset {rotten_tomatoes,bbc_news}``. Each
+part writes a JSON under ``--work`` (default /tmp/msr-bench); ``note`` turns them into the
+markdown note. One torch thread (the machine is shared); the load average is recorded with
+every timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+RESULTS = ROOT / "results"
+
+
+def _load(victim: str) -> tuple[Any, str]:
+    from textrobust.zoo.default import ensure_default_victim
+    from textrobust.zoo.io import load_victim
+
+    path = ensure_default_victim() if victim == "default" else Path(victim)
+    return load_victim(path, batch_size=256), Path(path).name if victim != "default" else "cnn_rt (default)"
+
+
+def _load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def _save(work: Path, name: str, data: dict[str, Any]) -> None:
+    work.mkdir(parents=True, exist_ok=True)
+    (work / f"{name}.json").write_text(json.dumps(data, indent=2, default=float))
+
+
+def bounds(args: argparse.Namespace) -> None:
+    """Tables 2-3 style bounds, the position effect, LIME agreement, time per bound."""
+    from textrobust.analyses.msr.analysis import MsrAnalysis
+    from textrobust.analyses.protocol import WorkerContext
+    from textrobust.data import load_dataset
+    from textrobust.victims import QueryLayer
+
+    victim, name = _load(args.victim)
+    data = load_dataset(args.dataset, split="test").take(args.n)
+    settings = {"n": args.n, "max_words": 3, "positions": args.positions, "neighbours": args.neighbours,
+                "simulations": args.simulations, "iterations": args.iterations, "multi_sets": 5,
+                "lime_samples": 100, "norm": args.norm}
+    analysis = MsrAnalysis(settings)
+    layer = QueryLayer(victim)
+    analyse = analysis.worker(WorkerContext(layer, data.label_names))
+    began, loads, records = time.perf_counter(), [], []
+    for i, example in enumerate(data):
+        records.append(analyse(example))
+        loads.append(_load_average())
+        print(f"{name}: {i + 1}/{len(data)} texts, {time.perf_counter() - began:.0f}s", file=sys.stderr)
+    summary = analysis.summarise(records, [])
+    _save(Path(args.work), f"bounds-{name.split(' ')[0]}-{args.norm}", {
+        "victim": name, "dataset": args.dataset, "settings": settings, "summary": summary.to_dict(),
+        "seconds": time.perf_counter() - began, "load_average": float(np.mean(loads)),
+        "lengths": [len(r.text) for r in records]})
+
+
+def tightness(args: argparse.Namespace) -> None:
+    """CROWN against IBP on the same single-word balls: eps_l and time per bound."""
+    from textrobust.bounds.certify import Verifier
+    from textrobust.data import load_dataset
+
+    victim, name = _load(args.victim)
+    verifier = Verifier(victim.module)
+    data = load_dataset(args.dataset, split="test").take(args.n)
+    rows: dict[str, list[float]] = {"crown": [], "ibp": []}
+    seconds = {"crown": 0.0, "ibp": 0.0}
+    loads = []
+    for example in data:
+        ids_t, mask, _ = victim.encode([example.text])
+        ids = ids_t[0][mask[0]].tolist()
+        for p in range(min(len(ids), args.positions)):
+            for method in ("crown", "ibp"):
+                t0 = time.perf_counter()
+                rows[method].append(verifier.lower_radius(ids, [p], method=method, norm=args.norm).normalised)
+                seconds[method] += time.perf_counter() - t0
+        loads.append(_load_average())
+    crown, ibp = np.array(rows["crown"]), np.array(rows["ibp"])
+    _save(Path(args.work), f"tightness-{name.split(' ')[0]}-{args.norm}", {
+        "victim": name, "dataset": args.dataset, "bounds": len(crown), "mean_crown": float(crown.mean()),
+        "mean_ibp": float(ibp.mean()), "crown_tighter_share": float((crown > ibp + 1e-12).mean()),
+        "crown_looser": int((crown < ibp - 2e-3).sum()),
+        "ratio_median": float(np.median(crown[ibp > 0] / ibp[ibp > 0])) if (ibp > 0).any() else math.nan,
+        "seconds_crown": seconds["crown"] / len(crown), "seconds_ibp": seconds["ibp"] / len(ibp),
+        "load_average": float(np.mean(loads))})
+
+
+def crosscheck(args: argparse.Namespace) -> None:
+    """Hull certificates against the exhaustive prover and two attacks: contradictions."""
+    from textrobust.analyses.msr.crosscheck import cross_check
+    from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours
+    from textrobust.attack.searches import GreedySearch, MCTSSearch
+    from textrobust.bounds.certify import Verifier
+    from textrobust.data import load_dataset
+
+    victim, name = _load(args.victim)
+    verifier = Verifier(victim.module)
+    source = L2Neighbours(EmbeddingSpace.of_zoo_victim(victim), n=args.neighbours)
+    data = load_dataset(args.dataset, split="test").take(args.n)
+    began, counts = time.perf_counter(), {"texts": 0, "certified": 0, "found": 0, "unknown": 0, "attack_found": 0,
+                                          "contradictions": 0}
+    for example in data:
+        check = cross_check(victim, verifier, example.text, source, radius=args.radius,
+                            attacks=(GreedySearch(), MCTSSearch(simulations=8, max_iterations=10)))
+        counts["texts"] += 1
+        counts["certified"] += check.certified
+        counts["found"] += check.verdict == "found"
+        counts["unknown"] += check.verdict == "unknown"
+        counts["attack_found"] += check.attack_found
+        counts["contradictions"] += check.contradiction
+    _save(Path(args.work), f"crosscheck-{name.split(' ')[0]}", {
+        "victim": name, "dataset": args.dataset, "neighbours": args.neighbours, "radius": args.radius, **counts,
+        "seconds": time.perf_counter() - began, "load_average": _load_average()})
+
+
+def certified(args: argparse.Namespace) -> None:
+    """Normal against certified (IBP hull) training: clean, certified and attacked accuracy."""
+    import copy
+
+    import torch
+
+    from textrobust.analyses.msr.space import EmbeddingSpace
+    from textrobust.attack.goals import UntargetedClassification
+    from textrobust.attack.problem import Problem
+    from textrobust.attack.searches import GreedySearch
+    from textrobust.attack.searches.search_testing import DictSource
+    from textrobust.bounds.certified_training import CertifiedTrainingConfig, certified_train
+    from textrobust.bounds.certify import Verifier
+    from textrobust.bounds.region import hull
+    from textrobust.data import load_dataset
+    from textrobust.victims import QueryLayer
+    from textrobust.victims.torch import TorchVictim
+
+    victim, name = _load(args.victim)
+    vocab = victim.tokenizer
+    space = EmbeddingSpace.of_zoo_victim(victim)
+    train = load_dataset(args.dataset, split="train")
+    rng = np.random.default_rng(0)
+    picked = rng.choice(len(train), size=min(args.train, len(train)), replace=False)
+    train_examples = [train.examples[int(i)] for i in picked]
+    test = load_dataset(args.dataset, split="test").take(args.test)
+    words = {w.lower() for e in [*train_examples, *test] for w in e.text.words}
+    table = {w: [s for s, _ in space.nearest(w, args.substitutes)] for w in words if w in vocab}
+
+    def evaluate(module: Any) -> dict[str, float]:
+        v = TorchVictim(module, vocab, victim.label_names, batch_size=256)
+        verifier = Verifier(module)
+        weights = verifier.model.embedding.weight.detach()
+        layer = QueryLayer(v)
+        clean = cert = robust = 0
+        for example in test:
+            pred = int(layer.predict([example.text])[0])
+            if pred != example.label:
+                continue
+            clean += 1
+            ids_t, mask, _ = v.encode([example.text])
+            ids = ids_t[0][mask[0]].tolist()
+            subs = [table.get(example.text.words[p].lower(), []) for p in range(len(ids))]
+            region = hull(verifier.embed(ids), list(range(len(ids))),
+                          [weights[[vocab.id_of(s) for s in ss]] for ss in subs])
+            cert += verifier.certifies(region, pred)
+            problem = Problem(original=example.text, goal=UntargetedClassification(layer, pred),
+                              source=DictSource(table))
+            robust += not GreedySearch().search(example.text, problem).success
+        n = len(test)
+        return {"clean": clean / n, "certified": cert / n, "attacked": robust / n}
+
+    began = time.perf_counter()
+    normal = evaluate(victim.module)
+    model = copy.deepcopy(victim.module)
+    logs = certified_train(model, vocab, [e.text for e in train_examples], [e.label for e in train_examples], table,
+                           CertifiedTrainingConfig(epochs=args.epochs, ramp_epochs=max(1, args.epochs // 2),
+                                                   kappa=0.8, lr=5e-4, batch_size=32),
+                           progress=lambda log: print(log, file=sys.stderr))
+    certified_row = evaluate(model)
+    _save(Path(args.work), f"certified-{name.split(' ')[0]}", {
+        "victim": name, "dataset": args.dataset, "train_examples": len(train_examples), "test_examples": len(test),
+        "substitutes": args.substitutes, "epochs": args.epochs, "normal": normal, "certified": certified_row,
+        "train_seconds": sum(l.seconds for l in logs), "seconds": time.perf_counter() - began,
+        "load_average": _load_average(), "threads": torch.get_num_threads()})
+
+
+def main() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("part", choices=["bounds", "tightness", "crosscheck", "certified", "note"])
+    parser.add_argument("--victim", default="default")
+    parser.add_argument("--dataset", default="rotten_tomatoes")
+    parser.add_argument("--n", type=int, default=10)
+    parser.add_argument("--positions", type=int, default=20)
+    parser.add_argument("--neighbours", type=int, default=50)
+    parser.add_argument("--simulations", type=int, default=16)
+    parser.add_argument("--iterations", type=int, default=15)
+    parser.add_argument("--norm", default="l2")
+    parser.add_argument("--radius", type=int, default=2)
+    parser.add_argument("--train", type=int, default=2000)
+    parser.add_argument("--test", type=int, default=200)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--substitutes", type=int, default=5)
+    parser.add_argument("--work", default="/tmp/msr-bench")
+    args = parser.parse_args()
+    {"bounds": bounds, "tightness": tightness, "crosscheck": crosscheck, "certified": certified,
+     "note": write_note}[args.part](args)
+
+
+def write_note(args: argparse.Namespace) -> None:
+    """benchmarks/results/msr.md from the parts' JSON files (tables only; the prose around
+    them is kept in the note's header, written by hand)."""
+    work = Path(args.work)
+    parts = {p.stem: json.loads(p.read_text()) for p in sorted(work.glob("*.json"))}
+    out = ["<!-- tables generated by `python benchmarks/msr.py note` -->", ""]
+    bounds_parts = [v for k, v in parts.items() if k.startswith("bounds-")]
+    if bounds_parts:
+        out += ["### Bounds (normalised by the diameter), Tables 2-3 style", "",
+                "| victim | data | norm | texts | \\|I\\| | sets | lower (mean ± sd) | upper (none = 1.0) | upper (found) "
+                "| % texts w/ success | % sets w/ success | % certified any | gap | s/lower bound | s/text MCTS | load |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for b in bounds_parts:
+            s = b["summary"]
+            for row in s["sizes"]:
+                out.append(f"| {b['victim']} | {b['dataset']} | {s['norm']} | {s['texts']} | {row['size']} | {row['sets']} "
+                           f"| {_f(row['mean_lower'])} ± {_f(row['std_lower'])} | {_f(row['mean_upper'])} "
+                           f"| {_f(row['mean_upper_found'])} | {_p(row['found_per_text'])} | {_p(row['found_per_set'])} "
+                           f"| {_p(row['certified_any'])} | {_f(row['mean_gap'])} | {_f(s['seconds_per_lower_bound'])} "
+                           f"| {_f(s['seconds_per_text_upper'], 1)} | {b['load_average']:.1f} |")
+        out += ["", "### Position effect (Figure 6): mean normalised single-word lower bound by word position", "",
+                "| victim | " + " | ".join(str(i) for i in range(10)) + " |", "|---|" + "---|" * 10]
+        for b in bounds_parts:
+            pos = {row["position"]: row["mean_lower"] for row in b["summary"]["by_position"]}
+            out.append(f"| {b['victim']} | " + " | ".join(_f(pos.get(i, math.nan)) for i in range(10)) + " |")
+        out += ["", "### LIME agreement (Spearman of |LIME weight| with -lower bound, mean over texts)", "",
+                "| victim | texts | Spearman | contradictions (MCTS inside a certified ball) |", "|---|---|---|---|"]
+        for b in bounds_parts:
+            s = b["summary"]
+            out.append(f"| {b['victim']} | {s['lime_texts']} | {_f(s['lime_spearman'])} | {s['contradictions']} |")
+    tight = [v for k, v in parts.items() if k.startswith("tightness-")]
+    if tight:
+        out += ["", "### CROWN against IBP (single-word L2 balls, same words)", "",
+                "| victim | bounds | mean CROWN | mean IBP | CROWN tighter | median CROWN/IBP | s/bound CROWN | s/bound IBP | load |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for t in tight:
+            out.append(f"| {t['victim']} | {t['bounds']} | {_f(t['mean_crown'])} | {_f(t['mean_ibp'])} | "
+                       f"{_p(t['crown_tighter_share'])} | {_f(t['ratio_median'])} | {_f(t['seconds_crown'])} | "
+                       f"{_f(t['seconds_ibp'])} | {t['load_average']:.1f} |")
+    cross = [v for k, v in parts.items() if k.startswith("crosscheck-")]
+    if cross:
+        out += ["", "### Cross-check: hull certificate against the exhaustive prover and attacks", "",
+                "| victim | texts | substitutes/word | prover radius | certified | prover found | prover unknown "
+                "| attack found | contradictions | s | load |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for c in cross:
+            out.append(f"| {c['victim']} | {c['texts']} | {c['neighbours']} | {c['radius']} | {c['certified']} | "
+                       f"{c['found']} | {c['unknown']} | {c['attack_found']} | **{c['contradictions']}** | "
+                       f"{c['seconds']:.0f} | {c['load_average']:.1f} |")
+    certs = [v for k, v in parts.items() if k.startswith("certified-")]
+    if certs:
+        out += ["", "### Normal against certified (IBP hull) training", "",
+                "| victim | training | clean acc | certified acc (hull, CROWN) | attacked acc (greedy, same sets) |",
+                "|---|---|---|---|---|"]
+        for c in certs:
+            for kind in ("normal", "certified"):
+                r = c[kind]
+                out.append(f"| {c['victim']} | {kind} | {_p(r['clean'])} | {_p(r['certified'])} | {_p(r['attacked'])} |")
+            out.append("")
+            out.append(f"Sizes: {c['train_examples']} training texts, {c['epochs']} epochs of certified fine-tuning "
+                       f"({c['train_seconds']:.0f} s, load {c['load_average']:.1f}), {c['test_examples']} test texts, "
+                       f"{c['substitutes']} substitutes per word (victim-embedding L2 neighbours).")
+    header = (RESULTS / "msr_header.md").read_text() if (RESULTS / "msr_header.md").exists() else ""
+    (RESULTS / "msr.md").write_text(header + "\n".join(out) + "\n")
+    print(RESULTS / "msr.md")
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _p(value: Any) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
+
+
+if __name__ == "__main__":
+    main()
