@@ -30,6 +30,8 @@ RESULTS = ROOT / "results" / "attribution"
 CONFIGS: dict[str, tuple[str, str, str]] = {
     "cnn-rt-saliency": ("default", "rotten_tomatoes", "saliency"),
     "cnn-rt-ig": ("default", "rotten_tomatoes", "integrated_gradients"),
+    "lstm-rt-saliency": ("lstm-rotten_tomatoes", "rotten_tomatoes", "saliency"),
+    "lstm-rt-ig": ("lstm-rotten_tomatoes", "rotten_tomatoes", "integrated_gradients"),
     "lstm_att-rt-saliency": ("lstm_att-rotten_tomatoes", "rotten_tomatoes", "saliency"),
     "lstm_att-rt-attention": ("lstm_att-rotten_tomatoes", "rotten_tomatoes", "attention"),
     "transformer-rt-attention": ("transformer-rotten_tomatoes", "rotten_tomatoes", "attention"),
