@@ -6,8 +6,9 @@ head's training), drawn with ``--seed``, one content word masked in each
 original word (case-insensitive) among the top 20, and candidates returned per second
 (20 per probe, 50 probes per ``fill`` call, cold caches, model loading excluded).
 
-Routes: ``minilm_mlm`` (shipped head), ``causal_rescore`` (Gemma 3 270M, with
-``--proposals``), ``huggingface`` (a real local masked-LM folder with ``--hf-folder``;
+Routes: ``minilm_mlm`` (shipped head), ``minilm_tuned`` (top MiniLM layers fine-tuned,
+shipped, or ``--tuned-folder``), ``causal_rescore`` (Gemma 3 270M, with ``--proposals``;
+``causal_rescore_nokv`` is the same without the key/value cache, for the speed-up), ``huggingface`` (a real local masked-LM folder with ``--hf-folder``;
 without it a tiny randomly initialised BERT over MiniLM's vocabulary is run as a smoke
 test of the code path and its speed, and its recall means nothing), and a context-free
 baseline (the 20 most frequent English content words from wordfreq).
@@ -39,6 +40,7 @@ from textrobust.fill_in import (
     recall_at_k,
 )
 from textrobust.fill_in.evaluation import content_positions
+from textrobust.fill_in.minilm_tuned import tuned_fill_in
 from textrobust.text import Text
 
 
@@ -89,6 +91,8 @@ def main() -> int:
     parser.add_argument("--routes", default="baseline,minilm_mlm,huggingface,causal_rescore")
     parser.add_argument("--proposals", type=int, default=20, help="causal route: next-token proposals rescored")
     parser.add_argument("--causal-n", type=int, default=0, help="probes for the (slow) causal route; 0 = --n")
+    parser.add_argument("--tuned-folder", type=Path, default=None, help="minilm_tuned: weights folder (default: shipped)")
+    parser.add_argument("--json", type=Path, default=None, help="also append the rows (JSON lines) to this file")
     parser.add_argument("--hf-folder", type=Path, default=None, help="a real local masked-LM folder to measure")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="markdown table to write")
@@ -117,9 +121,13 @@ def main() -> int:
                 else:
                     fill_in = tiny_random_bert(Path(tmp))
                     name = "huggingface: tiny random BERT, smoke test only (no real masked LM offline)"
-            elif route == "causal_rescore":
-                fill_in = CausalRescoreFillIn.default(proposals=args.proposals)
-                name = f"causal_rescore (Gemma 3 270M, {args.proposals} proposals)"
+            elif route == "minilm_tuned":
+                fill_in = tuned_fill_in(tuned_path=args.tuned_folder)
+                name = "minilm_tuned (MiniLM, top layers + head fine-tuned)"
+            elif route in ("causal_rescore", "causal_rescore_nokv"):
+                kv = route == "causal_rescore"
+                fill_in = CausalRescoreFillIn.default(proposals=args.proposals, kv_cache=kv)
+                name = f"{route} (Gemma 3 270M, {args.proposals} proposals, {'KV cache' if kv else 'no KV cache'})"
                 n = args.causal_n or args.n
             else:
                 raise SystemExit(f"unknown route {route!r}")
@@ -138,7 +146,12 @@ def main() -> int:
                 "seconds": score.seconds,
                 "load_seconds": load_seconds,
             })
+            rows[-1]["seed"] = args.seed
+            rows[-1]["load_average"] = os.getloadavg()[0]
             print(json.dumps(rows[-1]), flush=True)
+            if args.json is not None:
+                with args.json.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(rows[-1]) + "\n")
             del fill_in
 
     lines = [

@@ -30,8 +30,12 @@ SO_METHODS = ("so-beam", "random", "so-enum")
 FO_METHODS = ("genetic", "bae")
 
 
+_BENCH_DIR: list[Path] = []
+
+
 def bench_dir() -> Path:
-    return cache_dir() / "bench" / "second_order"
+    """Where the runs go: ``--bench-dir``, else ``<cache>/bench/second_order``."""
+    return _BENCH_DIR[0] if _BENCH_DIR else cache_dir() / "bench" / "second_order"
 
 
 def victim_path(name: str) -> Path:
@@ -335,8 +339,14 @@ def main() -> None:
                                              "python benchmarks/second_order.py report")
     r.add_argument("--notes", nargs="*", default=[])
     r.add_argument("--bias-notes", nargs="*", default=[])
+    for p in (a, b, r):
+        p.add_argument("--bench-dir", type=Path, default=None,
+                       help="folder of the run stores (default <cache>/bench/second_order): a new folder "
+                            "starts fresh instead of resuming older runs")
     args = parser.parse_args()
     args.argv = sys.argv
+    if args.bench_dir is not None:
+        _BENCH_DIR.append(args.bench_dir.expanduser())
     {"attacks": run_attacks, "bias": run_bias_bench, "report": report}[args.part](args)
 
 

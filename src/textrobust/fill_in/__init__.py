@@ -15,12 +15,13 @@ Differences of scores are log-probability ratios in both cases. Routes:
 ========================  ==========================================================
 ``huggingface``           a local HF masked-LM folder (e.g. distilbert-base-uncased)
 ``minilm_mlm``            MiniLM + the MLM head trained by the project (ships here)
+``minilm_tuned``          MiniLM with top layers + head fine-tuned by the project (ships here)
 ``causal_rescore``        Gemma 3 270M: propose from the left, rescore the sentence
 ========================  ==========================================================
 
 >>> from textrobust.fill_in import FILL_INS, default_fill_in
 >>> FILL_INS.names()
-['causal_rescore', 'huggingface', 'minilm_mlm']
+['causal_rescore', 'huggingface', 'minilm_mlm', 'minilm_tuned']
 >>> fill_in = default_fill_in()                                   # doctest: +SKIP
 >>> fill_in.fill([(Text.from_string("a deep and moving film ."), 3)], 20)  # doctest: +SKIP
 

@@ -29,6 +29,11 @@ Rescoring runs the model over each candidate text but applies the output head (2
 entries for Gemma, most of the cost) only from the first token where the candidates
 depart from the original: the shared prefix cancels in every score, so this is exact.
 Proposals are cached by left context.
+
+With ``kv_cache=True`` (the default) the left context of a gap, shared by every
+candidate, goes through the model once per request: its key/value cache is repeated over
+the candidates and only the suffixes (the candidate word and the words after it) are run,
+batched (issue 13; speed-up measured in ``benchmarks/results/fill_in.md``).
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ class CausalRescoreFillIn:
         proposals: int = 20,
         batch_size: int = 16,
         cache_size: int | None = 20_000,
+        kv_cache: bool = True,
     ) -> None:
         for name, value in (("proposals", proposals), ("batch_size", batch_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -77,6 +83,7 @@ class CausalRescoreFillIn:
         self._lm = lm
         self.proposals = proposals
         self.batch_size = batch_size
+        self.kv_cache = bool(kv_cache)
         self._vocab: WholeWordVocab | None = None
         self._proposal_cache: LRUCache[tuple[str, bool], tuple[tuple[str, ...], int]] = LRUCache(cache_size)
         self.contexts_scored = 0  # left contexts run for proposals
@@ -118,7 +125,7 @@ class CausalRescoreFillIn:
             [str(text), *(str(text.replace(position, w)) for w in words)]
             for (text, position), words in zip(items, proposed)
         ]
-        totals = self._rescore(groups)
+        totals = self._rescore_kv(groups) if self.kv_cache else self._rescore(groups)
         out: list[list[tuple[str, float]]] = []
         for words, total in zip(proposed, totals):
             scores = total[1:] - total[0]
@@ -181,6 +188,88 @@ class CausalRescoreFillIn:
             for r, job in enumerate(chunk):
                 totals[job[0]][job[1]] = sums[r]
             self.texts_rescored += len(chunk)
+        self.rescore_seconds += time.perf_counter() - start_time
+        return totals
+
+    def _rescore_kv(self, groups: list[list[str]]) -> list[np.ndarray]:
+        """As :meth:`_rescore`, but the shared prefix of each group (the tokens before the
+        first difference, i.e. the left context of the gap) goes through the model *once*:
+        its key/value cache is repeated for every member of the group and only the
+        suffixes are run, batched; the log-softmax at the first scored token (predicted
+        from the prefix alone) is also computed once per group. Exact up to float
+        rounding (tested against :meth:`_rescore`)."""
+        import torch
+
+        lm = self.lm
+        model = lm.model
+        head = model.get_output_embeddings()
+        cap = getattr(model.config, "final_logit_softcapping", None)
+        vocab_size = int(head.weight.shape[0])
+        rows_per_chunk = max(1, int(getattr(lm, "max_logits_bytes", 128 * 2**20)) // (4 * vocab_size))
+        batch_size = int(getattr(lm, "batch_size", 16))
+        pad = self._pad_id()
+        start_time = time.perf_counter()
+
+        def log_softmax_at(states: Any, targets: Any) -> Any:
+            picked = []
+            for s in range(0, states.shape[0], rows_per_chunk):
+                logits = head(states[s : s + rows_per_chunk]).float()
+                if cap is not None:
+                    logits = torch.tanh(logits / cap) * cap
+                picked.append(logits.gather(1, targets[s : s + rows_per_chunk, None])[:, 0] - torch.logsumexp(logits, dim=1))
+            return torch.cat(picked) if picked else torch.zeros(0)
+
+        totals: list[np.ndarray] = []
+        for group in groups:
+            members = [self._encode_text(t) for t in group]
+            first = min((_first_difference(members[0], m) for m in members[1:]), default=len(members[0]))
+            first = max(first, 1)
+            total = np.zeros(len(members))
+            with torch.inference_mode():
+                prefix = torch.tensor([members[0][:first]], dtype=torch.long)
+                out = model.base_model(input_ids=prefix, attention_mask=torch.ones_like(prefix), use_cache=True)
+                last, cache = out[0][0, -1], out.past_key_values
+                # the first scored token of every member is predicted from the prefix alone
+                first_targets = torch.tensor(
+                    [m[first] if len(m) > first else pad for m in members], dtype=torch.long
+                )
+                logits = head(last[None]).float()
+                if cap is not None:
+                    logits = torch.tanh(logits / cap) * cap
+                first_lp = (logits[0] - torch.logsumexp(logits[0], dim=0))[first_targets].double().numpy()
+                for i, m in enumerate(members):
+                    if len(m) > first:
+                        total[i] += first_lp[i]
+                # the rest: suffixes, batched over members, on a copy of the prefix cache
+                todo = [i for i, m in enumerate(members) if len(m) > first + 1]
+                for b in range(0, len(todo), batch_size):
+                    chunk = todo[b : b + batch_size]
+                    width = max(len(members[i]) - first - 1 for i in chunk)
+                    ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+                    mask = torch.zeros((len(chunk), first + width), dtype=torch.long)
+                    mask[:, :first] = 1
+                    for r, i in enumerate(chunk):
+                        suffix = members[i][first:-1]  # inputs: the last token is only a target
+                        ids[r, : len(suffix)] = torch.tensor(suffix, dtype=torch.long)
+                        mask[r, first : first + len(suffix)] = 1
+                    past = _repeat_cache(cache, len(chunk))
+                    hidden = model.base_model(
+                        input_ids=ids, attention_mask=mask, past_key_values=past, use_cache=True
+                    )[0]
+                    rows = [r for r, i in enumerate(chunk) for _ in range(len(members[i]) - first - 1)]
+                    cols = [c for i in chunk for c in range(len(members[i]) - first - 1)]
+                    targets = torch.tensor(
+                        [members[i][first + 1 + c] for i in chunk for c in range(len(members[i]) - first - 1)],
+                        dtype=torch.long,
+                    )
+                    states = hidden[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)]
+                    values = log_softmax_at(states, targets).double().numpy()
+                    sums = np.zeros(len(chunk))
+                    np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
+                    for r, i in enumerate(chunk):
+                        total[i] += sums[r]
+            totals.append(total)
+            self.texts_rescored += len(members)
         self.rescore_seconds += time.perf_counter() - start_time
         return totals
 
@@ -278,6 +367,17 @@ class CausalRescoreFillIn:
     def __repr__(self) -> str:
         lm = repr(self._lm) if self._lm is not None else "CausalLM.default() (not loaded)"
         return f"CausalRescoreFillIn({lm}, proposals={self.proposals}, batch_size={self.batch_size})"
+
+
+def _repeat_cache(cache: Any, n: int) -> Any:
+    """A copy of a key/value cache of batch size 1 repeated to batch size ``n`` (the
+    original is left as it is, for the next chunk)."""
+    import copy
+
+    past = copy.deepcopy(cache)
+    if n > 1:
+        past.batch_repeat_interleave(n)
+    return past
 
 
 def _first_difference(a: Sequence[int], b: Sequence[int]) -> int:

@@ -29,15 +29,19 @@ Choices, where the paper leaves room:
   a fill-in's answer must not depend on the word it replaces (true of masked LMs and of
   propose-and-rescore). This makes ``Neighbor_1(x~)`` at the position where ``x~``
   differs from ``x`` free once ``Neighbor_1(x)`` is known.
-- For large k, :meth:`Neighbourhood.sample` draws seeded random walks instead of
-  enumerating (the paper samples at k = 3 without saying how; see its docstring).
+- For large k, :meth:`Neighbourhood.sample` samples instead of enumerating (the paper
+  samples at k = 3 without saying how): importance-weighted walks over distinct positions
+  (:meth:`Neighbourhood.sample_weighted`) resampled to be uniform over Neighbor_k, since
+  plain random walks (:meth:`Neighbourhood.walk`) are not uniform (issue 13).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import Field
@@ -53,6 +57,7 @@ __all__ = [
     "NeighbourSource",
     "Neighbourhood",
     "NeighbourhoodConfig",
+    "WeightedSample",
     "keep_by_logit",
     "load_fill_in",
     "masked_key",
@@ -72,6 +77,26 @@ class NeighbourhoodConfig(Config):
     delta: float = Field(default=3.0, ge=0.0)
     blacklist: tuple[str, ...] = ()
     cache_size: int | None = Field(default=200_000, ge=0)
+
+
+@dataclass(frozen=True)
+class WeightedSample:
+    """Importance-weighted draws from a neighbourhood (:meth:`Neighbourhood.sample_weighted`):
+    ``texts[i]`` with weight ``weights[i]`` (0: a failed draw) at ``distances[i]`` changes."""
+
+    texts: list[Text]
+    weights: np.ndarray
+    distances: np.ndarray
+
+    def mean(self, values: Sequence[float]) -> float:
+        """The self-normalised estimate of the mean of ``values`` (one per draw) over the
+        neighbourhood; NaN when every weight is 0."""
+        total = float(self.weights.sum())
+        return float(np.dot(self.weights, np.asarray(values, dtype=np.float64)) / total) if total > 0 else math.nan
+
+    def size(self) -> float:
+        """The estimated number of texts in the neighbourhood (mean weight)."""
+        return float(self.weights.mean()) if self.weights.size else 0.0
 
 
 def keep_by_logit(scores: Sequence[float], kappa: int, delta: float) -> np.ndarray:
@@ -268,33 +293,150 @@ class Neighbourhood:
         blacklist: Iterable[str] = (),
         *,
         first_step: Sequence[Text] | None = None,
+        levels: Sequence[int] | None = None,
     ) -> list[list[Text]]:
-        """``n`` seeded random walks of ``k`` steps in the neighbourhood graph of ``text``;
-        returns, for each step ``1..k``, the texts the walks are at (``out[j - 1]`` is a
-        sample of Neighbor_j, with repeats).
+        """Uniform samples of Neighbor_j(text) for j = 1..k: ``out[j - 1]`` holds ``n``
+        texts (with repeats) drawn uniformly from the texts within ``j`` changes of
+        ``text`` (``text`` itself excluded), or ``[]`` when there are none.
 
-        A step from ``x``: the first step picks uniformly from Neighbor_1(text) (pass it as
-        ``first_step`` if already built); later steps pick a modifiable position
-        uniformly, then a kept word there uniformly (one fill-in request per walk and
-        step, batched over the walks). A position without a kept word is re-drawn up to
-        8 times; a walk that finds none stays where it is for that step (so a sample of
-        Neighbor_j may hold texts from nearer). This is a departure in detail: the paper
-        samples Neighbor_3 "randomly" without saying how; walks make k = 3 affordable.
+        Neighbor_1 is drawn directly from its enumeration (``first_step``, if already
+        built). For j >= 2 the draws come from :meth:`sample_weighted` (importance
+        weights that undo the walk's bias), resampled in proportion to their weights
+        (sampling-importance-resampling): the resampled texts are uniform over
+        Neighbor_j as ``n`` grows. ``levels``: only these j are sampled (others get
+        ``[]``); default all.
+
+        Departure (issue 13): this used to return the end points of plain random walks,
+        which over-represent texts reached by few paths and from positions with few
+        kept words; the paper samples Neighbor_3 "randomly" without saying how.
         """
         if not isinstance(k, int) or k < 1:
             raise ConfigError(f"The 'k' parameter of Neighbourhood.sample must be an int >= 1. Got {k!r} instead.")
         if not isinstance(n, int) or n < 1:
             raise ConfigError(f"The 'n' parameter of Neighbourhood.sample must be an int >= 1. Got {n!r} instead.")
         blacklist = tuple(blacklist)
-        first = list(first_step) if first_step is not None else self.neighbours(text, blacklist)
-        if not first:
-            return [[] for _ in range(k)]
-        current = [first[int(i)] for i in rng.integers(0, len(first), size=n)]
-        steps = [list(current)]
-        for _ in range(k - 1):
+        wanted = set(range(1, k + 1) if levels is None else levels)
+        out: list[list[Text]] = []
+        first = list(first_step) if first_step is not None else None
+        for j in range(1, k + 1):
+            if j not in wanted:
+                out.append([])
+                continue
+            if j == 1:
+                if first is None:
+                    first = self.neighbours(text, blacklist)
+                out.append([first[int(i)] for i in rng.integers(0, len(first), size=n)] if first else [])
+                continue
+            drawn = self.sample_weighted(text, j, n, rng, blacklist)
+            total = float(drawn.weights.sum())
+            if total <= 0:
+                out.append([])
+                continue
+            picks = rng.choice(len(drawn.texts), size=n, replace=True, p=drawn.weights / total)
+            out.append([drawn.texts[int(i)] for i in picks])
+        return out
+
+    def walk(self, text: Text, k: int, n: int, rng: np.random.Generator, blacklist: Iterable[str] = ()) -> list[list[Text]]:
+        """``n`` plain random walks of ``k`` steps (the old, *biased* sampler, kept for
+        comparison): each step picks a modifiable position uniformly, then a kept word
+        there uniformly; a walk with no kept word at 8 drawn positions stays put.
+        ``out[j - 1]`` are the walks' texts after ``j`` steps."""
+        blacklist = tuple(blacklist)
+        current = [text] * n
+        steps = []
+        for _ in range(k):
             current = self._step(current, rng, blacklist)
             steps.append(list(current))
         return steps
+
+    def sample_weighted(
+        self, text: Text, k: int, n: int, rng: np.random.Generator, blacklist: Iterable[str] = ()
+    ) -> WeightedSample:
+        """``n`` importance-weighted draws from Neighbor_k(text), the texts within ``k``
+        changes of ``text`` (``text`` excluded): ``sum(w * f) / sum(w)`` over the draws
+        converges to the mean of ``f`` over Neighbor_k (self-normalised importance
+        sampling), and ``sum(w) / n`` to its size.
+
+        A draw: a distance ``d`` in 1..k with probability ``r(d)`` proportional to a size
+        guess ``C(m, d) * a^d`` (``m`` modifiable positions, ``a`` kept words per position
+        on average at ``text``); then ``d`` distinct positions in a uniformly random order,
+        each changed to a word drawn uniformly from those Algorithm 1 keeps there *in the
+        current context* (the positions changed so far included). A draw that meets a
+        position with no kept word gets weight 0. The probability of reaching ``z`` is
+        ``q(z) = r(d) * (m - d)! / m! * sum over the d! orders of z's changed positions of
+        prod_t [z's word is kept at step t] / |kept at step t|``; the weight is ``1/q(z)``.
+        Every order's kept lists are asked of the fill-in (batched, cached), so a draw
+        costs up to ``d! * d`` fill-in requests (k = 3: 12).
+
+        Departure (the set sampled): texts whose ``d <= k`` changed positions can be changed
+        one at a time, in some order, each to a word kept in the context of that moment.
+        The paper's recursion (:meth:`enumerate`) also reaches texts only by changing a
+        position twice (first to make room in the context, then again); those are left
+        out. They coincide when the kept words at a position do not depend on the rest
+        of the text (tested).
+        """
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"The 'k' parameter of Neighbourhood.sample_weighted must be an int >= 1. Got {k!r} instead.")
+        if not isinstance(n, int) or n < 1:
+            raise ConfigError(f"The 'n' parameter of Neighbourhood.sample_weighted must be an int >= 1. Got {n!r} instead.")
+        blacklist = tuple(blacklist)
+        positions = list(text.modifiable)
+        m = len(positions)
+        if m == 0:
+            return WeightedSample([], np.zeros(0), np.zeros(0, dtype=int))
+        first = self.kept([(text, p) for p in positions], blacklist)
+        mean_kept = max(sum(len(w) for w in first) / m, 1e-9)
+        top = min(k, m)
+        guess = np.array([math.comb(m, d) * mean_kept**d for d in range(1, top + 1)], dtype=np.float64)
+        r = guess / guess.sum()
+        # draw the distance and the order of positions of each draw, then walk all draws
+        # together, one batched fill-in call per step
+        distances = rng.choice(np.arange(1, top + 1), size=n, p=r)
+        orders = [[positions[int(i)] for i in rng.permutation(m)[:d]] for d in distances]
+        current = [text] * n
+        alive = np.ones(n, dtype=bool)
+        for t in range(top):
+            todo = [i for i in range(n) if alive[i] and t < distances[i]]
+            if not todo:
+                break
+            kept = self.kept([(current[i], orders[i][t]) for i in todo], blacklist)
+            for i, words in zip(todo, kept):
+                if not words:
+                    alive[i] = False
+                    continue
+                word = words[int(rng.integers(0, len(words)))][0]
+                current[i] = current[i].replace(orders[i][t], word)
+        # q(z): every order of each draw's changed positions
+        chains: list[tuple[int, list[tuple[Text, int, str]]]] = []
+        for i in range(n):
+            if not alive[i]:
+                continue
+            changed = orders[i]
+            for order in itertools.permutations(changed):
+                steps = []
+                state = text
+                for p in order:
+                    steps.append((state, p, current[i].words[p]))
+                    state = state.replace(p, current[i].words[p])
+                chains.append((i, steps))
+        flat = [(state, p) for _, steps in chains for state, p, _ in steps]
+        answers = self.kept(flat, blacklist) if flat else []
+        prob = np.zeros(n, dtype=np.float64)
+        cursor = 0
+        for i, steps in chains:
+            value = 1.0
+            for _, _, word in steps:
+                words = [w.lower() for w, _ in answers[cursor]]
+                cursor += 1
+                value = value / len(words) if word.lower() in words else 0.0
+            prob[i] += value
+        weights = np.zeros(n, dtype=np.float64)
+        for i in range(n):
+            if alive[i] and prob[i] > 0:
+                d = int(distances[i])
+                position_prob = math.factorial(m - d) / math.factorial(m)
+                weights[i] = 1.0 / (r[d - 1] * position_prob * prob[i])
+        return WeightedSample(current, weights, distances.astype(int))
 
     def _step(self, texts: list[Text], rng: np.random.Generator, blacklist: tuple[str, ...]) -> list[Text]:
         out = list(texts)

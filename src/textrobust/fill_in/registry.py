@@ -9,7 +9,7 @@ on two cores, and a second-order neighbourhood needs 100-900 requests per senten
 minutes per example, so it is chosen by name, never by default (issue 15).
 
 >>> FILL_INS.names()
-['causal_rescore', 'huggingface', 'minilm_mlm']
+['causal_rescore', 'huggingface', 'minilm_mlm', 'minilm_tuned']
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from textrobust.errors import ConfigError
 from textrobust.fill_in.causal_rescore import CausalRescoreFillIn
 from textrobust.fill_in.huggingface import HuggingFaceFillIn
 from textrobust.fill_in.minilm_mlm import MiniLMFillIn
+from textrobust.fill_in.minilm_tuned import tuned_fill_in
 from textrobust.registry import Registry
 
 __all__ = ["DEFAULT_FILL_IN", "FILL_INS", "default_fill_in", "load_fill_in"]
@@ -39,6 +40,11 @@ DEFAULT_FILL_IN = "minilm_mlm"
 @FILL_INS.register("minilm_mlm", "MiniLM encoder + the project's trained MLM head (offline, fast; logits)")
 def _minilm_mlm(encoder_path: str | Path | None = None, head_path: str | Path | None = None, **settings: Any) -> FillIn:
     return MiniLMFillIn.default(encoder_path, head_path, **settings)
+
+
+@FILL_INS.register("minilm_tuned", "MiniLM with its top layers fine-tuned as a masked LM by the project (offline, fast; logits)")
+def _minilm_tuned(encoder_path: str | Path | None = None, tuned_path: str | Path | None = None, **settings: Any) -> FillIn:
+    return tuned_fill_in(encoder_path, tuned_path, **settings)
 
 
 @FILL_INS.register("causal_rescore", "Gemma 3 270M: propose from the left context, rescore whole sentences (log-prob ratios)")

@@ -88,7 +88,13 @@ class SecondOrderGoal:
     """Success: ``x`` and ``x (+) patch`` get different labels (Eq. 2-3); score
     ``exp(-L(x; p))`` with ``L`` the generalised Eq. 4. Every text costs two queries (the
     text and its patched twin), both through ``layer``. ``outputs`` are the two
-    probability rows per text, shape [n, 2, classes]."""
+    probability rows per text, shape [n, 2, classes].
+
+    ``queries_per_text`` (2) says so to budget code: a search that has ``room`` queries
+    left can score ``room // 2`` more texts, not ``room``."""
+
+    #: victim queries one scored text costs at most (the text and its patched twin)
+    queries_per_text = 2
 
     def __init__(self, layer: QueryLayer, patch: Patch, *, min_gap: float = 0.0) -> None:
         if not isinstance(patch, Patch):
