@@ -41,7 +41,10 @@ class UntargetedClassification:
         self.min_confidence = _check_confidence(min_confidence)
 
     def evaluate(self, texts: Sequence[Text]) -> Evaluation:
-        probs = self.layer.probabilities(texts)
+        return self.judge(self.layer.probabilities(texts))
+
+    def judge(self, probs: np.ndarray) -> Evaluation:
+        """The verdict on texts whose probabilities are ``probs``."""
         scores = 1.0 - probs[:, self.label]
         predicted = probs.argmax(axis=1)
         success = (predicted != self.label) & (probs.max(axis=1) >= self.min_confidence)
@@ -62,7 +65,10 @@ class TargetedClassification:
         self.min_confidence = _check_confidence(min_confidence)
 
     def evaluate(self, texts: Sequence[Text]) -> Evaluation:
-        probs = self.layer.probabilities(texts)
+        return self.judge(self.layer.probabilities(texts))
+
+    def judge(self, probs: np.ndarray) -> Evaluation:
+        """The verdict on texts whose probabilities are ``probs``."""
         scores = probs[:, self.target]
         success = (probs.argmax(axis=1) == self.target) & (scores >= self.min_confidence)
         return Evaluation(scores, success, probs)

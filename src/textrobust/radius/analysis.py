@@ -62,7 +62,14 @@ from textrobust.errors import ConfigError
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PseudoDynamicProgramming
 from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr
-from textrobust.attack.searches.exhaustive import ExhaustiveProver, Proof, Sensitivity, Verdict, sensitivity_order
+from textrobust.attack.searches.exhaustive import (
+    ExhaustiveProver,
+    Proof,
+    Sensitivity,
+    Verdict,
+    WordIdPath,
+    sensitivity_order,
+)
 from textrobust.attack.space import PerturbationSpace, SpaceSource, build_space, space_rng
 from textrobust.radius.synonyms import CleanedSynonyms
 from textrobust.text import Text
@@ -447,7 +454,8 @@ class RadiusAnalysis:
         ordering = time.perf_counter() - started
         limit = None if s.time_limit is None else max(s.time_limit - ordering, 1e-3)
         stats_before = layer.stats()
-        proofs = self.prover.prove_radii(space, goal.evaluate, top, order=order, time_limit=limit) if top >= 1 else []
+        proofs = self.prover.prove_radii(space, goal.evaluate, top, order=order, time_limit=limit,
+                                         ids=WordIdPath.of(goal)) if top >= 1 else []
         prover_seconds = time.perf_counter() - started
         stats = layer.stats().minus(stats_before)
         by_radius = {p.radius: p for p in proofs}

@@ -186,6 +186,37 @@ class QueryLayer:
                 self._store(key, row)
         return out
 
+    @property
+    def accepts_word_ids(self) -> bool:
+        """Whether the victim takes texts as rows of word ids (see :meth:`probabilities_of_ids`)."""
+        return bool(getattr(self.victim, "accepts_word_ids", False))
+
+    def probabilities_of_ids(self, ids: np.ndarray) -> np.ndarray:
+        """Probabilities of texts given as rows of word ids (victims that accept them, e.g.
+        the zoo's word models): counted and budgeted like texts, one query per row, never
+        cached (the prover's texts are all distinct)."""
+        if not self.accepts_word_ids:
+            from textrobust.errors import CapabilityError
+
+            raise CapabilityError(f"{self.victim!r} does not take texts as word ids.")
+        ids = np.asarray(ids)
+        n = len(ids)
+        if n:
+            self._charge(n)
+        self._requested += n
+        if not n:
+            return np.empty((0, self.num_labels), dtype=np.float64)
+        start = time.perf_counter()
+        try:
+            probs = np.array(self.victim.probabilities_of_ids(ids), dtype=np.float64, copy=True)
+        finally:
+            self._forward += time.perf_counter() - start
+        self._batches += 1
+        self._queries += n
+        if self.check_outputs:
+            self._check(probs, n)
+        return probs
+
     def predict(self, texts: Sequence[Text | str]) -> np.ndarray:
         """Predicted label indices."""
         return self.probabilities(texts).argmax(axis=1)

@@ -159,6 +159,53 @@ class TorchVictim:
                 out[rows] = logits.float().numpy()
         return out
 
+    # ---- word ids (tokenizers that map each word to one id) ----------------------------
+    @property
+    def accepts_word_ids(self) -> bool:
+        """Whether the tokenizer maps each word to exactly one id (``tokenizer.word_ids``,
+        as :class:`~textrobust.zoo.vocab.WordVocab`): then texts can be sent as id rows,
+        which the prover builds for a whole layer at once."""
+        return callable(getattr(self.tokenizer, "word_ids", None)) and isinstance(
+            getattr(self.tokenizer, "max_length", None), int)
+
+    @property
+    def max_words(self) -> int:
+        """The number of words the model reads (the tokenizer's ``max_length``)."""
+        self._require_word_ids()
+        return int(self.tokenizer.max_length)
+
+    def word_ids(self, words: Sequence[str]) -> np.ndarray:
+        """The id of each word (no truncation), as ``encode`` would give it."""
+        self._require_word_ids()
+        return np.asarray(self.tokenizer.word_ids(words), dtype=np.int64)
+
+    def probabilities_of_ids(self, ids: np.ndarray) -> np.ndarray:
+        """Softmax probabilities ``[B, num_labels]`` of rows of word ids ``[B, T]`` in which
+        every id is a real token (no padding): the texts of one perturbation space all have
+        the same number of words. Equal to :meth:`probabilities` on the texts whose
+        :meth:`word_ids` (truncated to :attr:`max_words`) the rows are."""
+        import torch
+
+        self._require_word_ids()
+        ids = np.asarray(ids)
+        if ids.ndim != 2 or ids.shape[1] < 1 or not np.issubdtype(ids.dtype, np.integer):
+            raise ConfigError(f"probabilities_of_ids takes a 2-D integer array [B, T >= 1]. Got {ids.shape} "
+                              f"of {ids.dtype}.")
+        out = np.empty((len(ids), len(self._labels)), dtype=np.float32)
+        self.module.eval()
+        with torch.inference_mode():
+            for start in range(0, len(ids), self.batch_size):
+                chunk = torch.from_numpy(np.ascontiguousarray(ids[start:start + self.batch_size], dtype=np.int64))
+                mask = torch.ones(chunk.shape, dtype=torch.bool)
+                logits = self.module(chunk, mask)
+                self._check_logits(logits, len(chunk))
+                out[start:start + len(chunk)] = logits.float().numpy()
+        return self._softmax(out)
+
+    def _require_word_ids(self) -> None:
+        if not self.accepts_word_ids:
+            raise CapabilityError(f"{self!r}: its tokenizer does not map each word to one id (no word_ids).")
+
     # ---- gradients -------------------------------------------------------------------
     def word_gradients(self, texts: Sequence[Text], labels: Sequence[int]) -> list[np.ndarray]:
         """For each text, float32 ``[len(text), dim]``: the gradient of the cross-entropy

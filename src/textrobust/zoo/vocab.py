@@ -99,6 +99,11 @@ class WordVocab:
         get = self._ids.get
         return [get(w.lower(), 1) for w in words]
 
+    def word_ids(self, words: Iterable[str]) -> list[int]:
+        """One id per word, as :meth:`encode` gives them (without its truncation to
+        ``max_length``): a victim over this vocabulary can take texts as id rows."""
+        return self.ids_of(words)
+
     # ---- encoding --------------------------------------------------------------------
     def encode(self, texts: Sequence[Text]) -> Encoded:
         """Pad ``texts`` to the longest (at most ``max_length`` tokens)."""

@@ -35,8 +35,9 @@ them only costs memory.
 from __future__ import annotations
 
 import itertools
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -60,6 +61,7 @@ __all__ = [
     "ProverConfig",
     "Sensitivity",
     "Verdict",
+    "WordIdPath",
     "sensitivity_order",
 ]
 
@@ -162,6 +164,96 @@ def sensitivity_order(
     return tuple(positions[i] for i in order)
 
 
+class WordIdPath:
+    """The prover's fast path for victims that read one token id per word (the zoo's word
+    models): a layer's texts are built as rows of ids, a batch at a time with numpy (the
+    original's ids, the substitutes' ids written into their columns), and scored with
+    :meth:`~textrobust.victims.query.QueryLayer.probabilities_of_ids`, without a
+    :class:`~textrobust.text.Text` per text. Same texts, same order, same batches and the
+    same verdicts as the text path; only the adversarial text found is built as a Text.
+
+    Soundness guard: the first row of every batch, and the adversarial row, are compared
+    with the tokenizer's own ``encode`` of the same text; any difference stops the proof
+    with an error (never a wrong "certified").
+    """
+
+    def __init__(self, layer: Any, judge: Callable[[np.ndarray], Evaluation]) -> None:
+        self.layer = layer
+        self.judge = judge
+
+    @classmethod
+    def of(cls, goal: Any) -> WordIdPath | None:
+        """The fast path for ``goal`` (a classification goal over a query layer), or None
+        when its victim cannot take word ids."""
+        layer, judge = getattr(goal, "layer", None), getattr(goal, "judge", None)
+        if layer is None or not callable(judge) or not getattr(layer, "accepts_word_ids", False):
+            return None
+        return cls(layer, judge)
+
+    def batches(self, space: PerturbationSpace, k: int, order: Sequence[int], batch_size: int
+                ) -> Iterator[tuple[np.ndarray, list[tuple[tuple[int, ...], tuple[int, ...], int, int]]]]:
+        """Layer ``k`` in batches of ``batch_size`` rows (the last may be shorter), each with
+        its segments ``(positions, sizes, first, stop)``: rows ``first..stop-1`` of the
+        product of the positions' substitutes, in ``itertools.product`` order."""
+        victim = self.layer.victim
+        limit = int(victim.max_words)
+        words = space.original.words
+        base = victim.word_ids(words[:limit])
+        subs = {p: space.substitutes_at(p) for p in order}
+        sub_ids = {p: victim.word_ids(subs[p]) for p in order}
+        pending: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] = []
+        filled = 0
+        for chosen in itertools.combinations(order, k):
+            sizes = tuple(len(subs[p]) for p in chosen)
+            total = math.prod(sizes)
+            start = 0
+            while start < total:
+                take = min(total - start, batch_size - filled)
+                pending.append((chosen, sizes, start, start + take))
+                filled += take
+                start += take
+                if filled == batch_size:
+                    yield self._ids(base, sub_ids, pending, filled), pending
+                    pending, filled = [], 0
+        if pending:
+            yield self._ids(base, sub_ids, pending, filled), pending
+
+    @staticmethod
+    def _ids(base: np.ndarray, sub_ids: dict[int, np.ndarray],
+             segments: list[tuple[tuple[int, ...], tuple[int, ...], int, int]], rows: int) -> np.ndarray:
+        ids = np.empty((rows, len(base)), dtype=np.int64)
+        ids[:] = base
+        row = 0
+        for chosen, sizes, first, stop in segments:
+            block = ids[row:row + stop - first]
+            choice = np.unravel_index(np.arange(first, stop), sizes)
+            for j, p in enumerate(chosen):
+                if p < len(base):  # words past what the model reads change nothing
+                    block[:, p] = sub_ids[p][choice[j]]
+            row += stop - first
+        return ids
+
+    @staticmethod
+    def text(space: PerturbationSpace, segments: list[tuple[tuple[int, ...], tuple[int, ...], int, int]],
+             row: int) -> Text:
+        """The text of row ``row`` of a batch."""
+        for chosen, sizes, first, stop in segments:
+            if row < stop - first:
+                choice = np.unravel_index(first + row, sizes)
+                return space.original.replace({p: space.substitutes_at(p)[int(c)] for p, c in zip(chosen, choice)})
+            row -= stop - first
+        raise IndexError(row)
+
+    def check(self, text: Text, ids: np.ndarray) -> None:
+        """Refuse to go on when ``ids`` are not what the tokenizer makes of ``text``."""
+        encoded = self.layer.victim.tokenizer.encode([text])
+        real = np.asarray(encoded.ids[0])[np.asarray(encoded.mask[0], dtype=bool)]
+        if real.shape != ids.shape or not np.array_equal(real, ids):
+            raise TextRobustError(
+                f"The prover's word-id path built ids that differ from the tokenizer's for {str(text)[:80]!r}: "
+                "refusing to certify (please report this bug).")
+
+
 class ExhaustiveProver:
     """Enumerates ``Omega_r`` in batches and stops at the first adversarial example.
 
@@ -205,13 +297,15 @@ class ExhaustiveProver:
         *,
         order: Sequence[int] | None = None,
         time_limit: float | None = None,
+        ids: WordIdPath | None = None,
     ) -> list[Proof]:
         """Verdicts for ``r = 0, 1, ..., max_radius`` in one pass over the layers.
 
         Once a layer holds an adversarial example every larger radius is FOUND with it;
         once the time limit, the text limit or the query budget stops the pass, the
         current radius and every larger one are UNKNOWN. ``time_limit`` overrides the
-        configured one for this call.
+        configured one for this call. ``ids`` (:meth:`WordIdPath.of` the goal) scores
+        layers 1 and up as word-id rows: the same verdicts, faster.
         """
         if isinstance(max_radius, bool) or not isinstance(max_radius, int) or max_radius < 0:
             raise ConfigError(f"The 'max_radius' parameter must be an int >= 0. Got {max_radius!r} instead.")
@@ -229,7 +323,38 @@ class ExhaustiveProver:
             for r in range(first, max_radius + 1):
                 proofs.append(Proof(r, verdict, checked, space.size(r), seconds, adversarial, l0, reason))
 
+        positions = space._order(order)
         for k in range(max_radius + 1):
+            if ids is not None and k >= 1 and len(space.original) >= 1:
+                for batch_ids, segments in ids.batches(space, k, positions, batch_size):
+                    if deadline is not None and time.perf_counter() > deadline:
+                        close(Verdict.UNKNOWN, k, reason="time limit")
+                        return proofs
+                    if max_texts is not None and checked + len(batch_ids) > max_texts:
+                        close(Verdict.UNKNOWN, k, reason="text limit")
+                        return proofs
+                    ids.check(ids.text(space, segments, 0), batch_ids[0])
+                    try:
+                        found = ids.judge(ids.layer.probabilities_of_ids(batch_ids))
+                    except QueryBudgetExceeded:
+                        close(Verdict.UNKNOWN, k, reason="query budget")
+                        return proofs
+                    checked += len(batch_ids)
+                    success = np.asarray(found.success, dtype=bool)
+                    if success.any():
+                        row = int(np.argmax(success))
+                        adversarial = ids.text(space, segments, row)
+                        ids.check(adversarial, batch_ids[row])
+                        close(Verdict.FOUND, k, adversarial)
+                        return proofs
+                expected = space.size(k)
+                if checked != expected:  # a sanity check of the enumeration, never user input
+                    raise TextRobustError(
+                        f"The prover checked {checked} texts for Omega_{k} but |Omega_{k}| = {expected}: "
+                        f"refusing to certify (please report this bug)."
+                    )
+                proofs.append(Proof(k, Verdict.CERTIFIED, checked, expected, time.perf_counter() - started))
+                continue
             texts = space.layer(k, order)
             while True:
                 if deadline is not None and time.perf_counter() > deadline:
