@@ -38,14 +38,18 @@ class LinkGrammarErrors:
 
     def __init__(self, max_parse_time: int = 2) -> None:
         try:
-            from linkgrammar import Dictionary, ParseOptions
+            from linkgrammar import Dictionary, LG_Error, ParseOptions
         except ImportError:
             raise MissingDependencyError(
                 "linkgrammar", "grammar errors",
                 "apt-get install python3-link-grammar link-grammar-dictionaries-en, and make "
                 "/usr/lib/python3/dist-packages/linkgrammar importable in the venv (a .pth file)",
             ) from None
-        self._dictionary = Dictionary("en")
+        previous = LG_Error.set_handler(lambda error, data: None)  # no locale chatter on stderr
+        try:
+            self._dictionary = Dictionary("en")
+        finally:
+            LG_Error.set_handler(previous)
         self._options = ParseOptions(min_null_count=0, max_null_count=999)
         self._options.max_parse_time = max_parse_time
         self._cache: dict[str, int] = {}
