@@ -136,3 +136,25 @@ def test_id_queries_are_budgeted_and_counted() -> None:
     assert layer.queries == 0
     layer.probabilities_of_ids(ids)
     assert layer.queries == 2 and layer.stats().requested == 2
+
+
+@pytest.mark.parametrize("samples", [None, 300])
+def test_pr_estimates_are_the_same_on_both_paths(samples: int | None) -> None:
+    """Exact PR (small space) and sampled PR (same draws): identical estimates and counts."""
+    from textrobust.attack.space import space_rng
+    from textrobust.radius.pr import PRConfig, estimate_pr
+
+    for seed in range(3):
+        victim = _victim("bow", seed)
+        space = _space("a good film and the very good cast was fun")
+        label = int(victim.probabilities([space.original]).argmax())
+        config = PRConfig(samples=samples, exact_limit=0, batch_size=64) if samples else PRConfig(batch_size=64)
+        results = []
+        for fast in (False, True):
+            layer = QueryLayer(victim, cache_size=0)
+            goal = UntargetedClassification(layer, label)
+            estimate = estimate_pr(space, goal.evaluate, space_rng(seed, space.original), config, radius=3,
+                                   ids=WordIdPath.of(goal) if fast else None)
+            results.append((estimate.pr, estimate.evaluated, estimate.robust, estimate.exact, layer.queries))
+        assert results[0] == results[1]
+        assert results[0][3] is (samples is None)

@@ -520,7 +520,7 @@ class PRAnalysis:
             return PRResult(example.id, label, words, predicted, layer.queries)
         space = build_space(x, self.source)
         goal = UntargetedClassification(layer, label)
-        estimate = estimate_pr(space, goal.evaluate, space_rng(s.seed, x), s.pr_config())
+        estimate = estimate_pr(space, goal.evaluate, space_rng(s.seed, x), s.pr_config(), ids=WordIdPath.of(goal))
         return PRResult(example.id, label, words, predicted, layer.queries, space.m, estimate)
 
 

@@ -191,15 +191,23 @@ class QueryLayer:
         """Whether the victim takes texts as rows of word ids (see :meth:`probabilities_of_ids`)."""
         return bool(getattr(self.victim, "accepts_word_ids", False))
 
-    def probabilities_of_ids(self, ids: np.ndarray) -> np.ndarray:
+    def probabilities_of_ids(self, ids: np.ndarray, *, distinct: bool = False) -> np.ndarray:
         """Probabilities of texts given as rows of word ids (victims that accept them, e.g.
         the zoo's word models): counted and budgeted like texts, one query per row, never
-        cached (the prover's texts are all distinct)."""
+        cached. A row repeated inside one call is sent once, as with texts; ``distinct=True``
+        says the rows are known to differ (the prover's layers) and skips that check."""
         if not self.accepts_word_ids:
             from textrobust.errors import CapabilityError
 
             raise CapabilityError(f"{self.victim!r} does not take texts as word ids.")
         ids = np.asarray(ids)
+        if not distinct and len(ids) > 1:
+            unique, inverse = np.unique(ids, axis=0, return_inverse=True)
+            if len(unique) < len(ids):
+                probs = self.probabilities_of_ids(unique, distinct=True)  # may raise: nothing counted
+                self._requested += len(ids) - len(unique)
+                self._hits += len(ids) - len(unique)
+                return probs[inverse.reshape(-1)]
         n = len(ids)
         if n:
             self._charge(n)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -218,6 +218,24 @@ class WordIdPath:
         if pending:
             yield self._ids(base, sub_ids, pending, filled), pending
 
+    def rows(self, space: PerturbationSpace, assignments: Sequence[Mapping[int, str]]) -> np.ndarray:
+        """Id rows of the texts ``space.text(a)`` for each assignment ``a`` (uniform samples
+        of the PR metric), checked against the tokenizer on the first row."""
+        victim = self.layer.victim
+        limit = int(victim.max_words)
+        base = victim.word_ids(space.original.words[:limit])
+        lookup = {p: dict(zip(space.substitutes_at(p), victim.word_ids(space.substitutes_at(p)).tolist()))
+                  for p in space.positions if p < len(base)}
+        ids = np.empty((len(assignments), len(base)), dtype=np.int64)
+        ids[:] = base
+        for row, assignment in enumerate(assignments):
+            for p, word in assignment.items():
+                if p < len(base):
+                    ids[row, p] = lookup[p][word]
+        if len(assignments):
+            self.check(space.text(assignments[0]), ids[0])
+        return ids
+
     @staticmethod
     def _ids(base: np.ndarray, sub_ids: dict[int, np.ndarray],
              segments: list[tuple[tuple[int, ...], tuple[int, ...], int, int]], rows: int) -> np.ndarray:
@@ -335,7 +353,7 @@ class ExhaustiveProver:
                         return proofs
                     ids.check(ids.text(space, segments, 0), batch_ids[0])
                     try:
-                        found = ids.judge(ids.layer.probabilities_of_ids(batch_ids))
+                        found = ids.judge(ids.layer.probabilities_of_ids(batch_ids, distinct=True))
                     except QueryBudgetExceeded:
                         close(Verdict.UNKNOWN, k, reason="query budget")
                         return proofs
