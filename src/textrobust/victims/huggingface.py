@@ -236,7 +236,7 @@ class HuggingFaceVictim:
         out = np.empty((len(texts), len(self._label_names)), dtype=np.float64)
         for indices in self._chunks(texts):
             enc = self._encode([texts[i] for i in indices])
-            with torch.no_grad():
+            with torch.inference_mode():
                 logits = self.model(**enc).logits
             out[indices] = logits.detach().to(torch.float64).cpu().numpy()
         return out
@@ -353,6 +353,9 @@ class HuggingFaceVictim:
                 )
             groups.setdefault(n, []).append(i)
         for indices in groups.values():
+            # by length (characters, a proxy for tokens), so a batch pads little; results go
+            # back to their own rows, so the order of the texts given is kept
+            indices.sort(key=lambda i: sum(map(len, texts[i].columns)))
             for start in range(0, len(indices), self.batch_size):
                 yield indices[start : start + self.batch_size]
 
