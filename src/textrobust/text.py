@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+import itertools
 from itertools import chain
 
 from textrobust.errors import ConfigError
@@ -129,7 +130,10 @@ class Text:
     @property
     def modifiable(self) -> tuple[int, ...]:
         """Positions that an attack may change, in order."""
-        return tuple(i for i in range(len(self)) if i not in self.frozen)
+        if not self.frozen:
+            return tuple(range(len(self._words)))
+        frozen = self.frozen
+        return tuple(i for i in range(len(self._words)) if i not in frozen)
 
     def word_spans(self) -> tuple[tuple[int, int, int], ...]:
         """For each word: (column index, start, end) character offsets in its column."""
@@ -254,7 +258,7 @@ class Text:
             raise ConfigError(
                 f"diff needs texts with the same number of words. Got {len(self)} and {len(other)}."
             )
-        return tuple(i for i, (a, b) in enumerate(zip(self.words, other.words)) if a != b)
+        return tuple(i for i, a, b in zip(itertools.count(), self._words, other._words) if a != b)
 
     def l0(self, other: Text) -> int:
         """The number of words that differ (Hamming distance over words)."""

@@ -139,15 +139,27 @@ class Problem:
     constraints: tuple[Constraint, ...] = ()
     budget: Budget | None = None
     gradients: Callable[[Text], np.ndarray] | None = field(default=None, repr=False)
+    # positions() per text key: a population search asks again for the same members
+    _positions: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
+                                                              compare=False)
 
     def positions(self, current: Text) -> tuple[int, ...]:
-        """Positions of ``current`` that may still change, in order."""
+        """Positions of ``current`` that may still change, in order (position constraints
+        depend only on the original and ``current``, so the answer is kept per text)."""
+        key = current.key
+        known = self._positions.get(key)
+        if known is not None:
+            return known
         allowed = frozenset(current.modifiable)
         for constraint in self.position_constraints:
             allowed = constraint.allowed(self.original, current, allowed)
             if not allowed:
                 break
-        return tuple(sorted(allowed))
+        found = tuple(sorted(allowed))
+        if len(self._positions) >= 20_000:
+            self._positions.clear()
+        self._positions[key] = found
+        return found
 
     def candidate_positions(self, current: Text) -> tuple[int, ...]:
         """Allowed positions for which the source proposes at least one new word, before
