@@ -343,56 +343,24 @@ class ExhaustiveProver:
 
         positions = space._order(order)
         for k in range(max_radius + 1):
-            if ids is not None and k >= 1 and len(space.original) >= 1:
-                for batch_ids, segments in ids.batches(space, k, positions, batch_size):
-                    if deadline is not None and time.perf_counter() > deadline:
-                        close(Verdict.UNKNOWN, k, reason="time limit")
-                        return proofs
-                    if max_texts is not None and checked + len(batch_ids) > max_texts:
-                        close(Verdict.UNKNOWN, k, reason="text limit")
-                        return proofs
-                    ids.check(ids.text(space, segments, 0), batch_ids[0])
-                    try:
-                        found = ids.judge(ids.layer.probabilities_of_ids(batch_ids, distinct=True))
-                    except QueryBudgetExceeded:
-                        close(Verdict.UNKNOWN, k, reason="query budget")
-                        return proofs
-                    checked += len(batch_ids)
-                    success = np.asarray(found.success, dtype=bool)
-                    if success.any():
-                        row = int(np.argmax(success))
-                        adversarial = ids.text(space, segments, row)
-                        ids.check(adversarial, batch_ids[row])
-                        close(Verdict.FOUND, k, adversarial)
-                        return proofs
-                expected = space.size(k)
-                if checked != expected:  # a sanity check of the enumeration, never user input
-                    raise TextRobustError(
-                        f"The prover checked {checked} texts for Omega_{k} but |Omega_{k}| = {expected}: "
-                        f"refusing to certify (please report this bug)."
-                    )
-                proofs.append(Proof(k, Verdict.CERTIFIED, checked, expected, time.perf_counter() - started))
-                continue
-            texts = space.layer(k, order)
-            while True:
+            fast = ids is not None and k >= 1 and len(space.original) >= 1
+            for size, score, text_of in (_id_batches(ids, space, k, positions, batch_size) if fast  # type: ignore[arg-type]
+                                         else _text_batches(evaluate, space, k, order, batch_size)):
                 if deadline is not None and time.perf_counter() > deadline:
                     close(Verdict.UNKNOWN, k, reason="time limit")
                     return proofs
-                batch = list(itertools.islice(texts, batch_size))
-                if not batch:
-                    break
-                if max_texts is not None and checked + len(batch) > max_texts:
+                if max_texts is not None and checked + size > max_texts:
                     close(Verdict.UNKNOWN, k, reason="text limit")
                     return proofs
                 try:
-                    found = evaluate(batch)
+                    found = score()
                 except QueryBudgetExceeded:
                     close(Verdict.UNKNOWN, k, reason="query budget")
                     return proofs
-                checked += len(batch)
+                checked += size
                 success = np.asarray(found.success, dtype=bool)
                 if success.any():
-                    close(Verdict.FOUND, k, batch[int(np.argmax(success))])
+                    close(Verdict.FOUND, k, text_of(int(np.argmax(success))))
                     return proofs
             expected = space.size(k)
             if checked != expected:  # a sanity check of the enumeration, never user input
@@ -402,6 +370,34 @@ class ExhaustiveProver:
                 )
             proofs.append(Proof(k, Verdict.CERTIFIED, checked, expected, time.perf_counter() - started))
         return proofs
+
+
+#: (batch size, score the batch, the text of a row of it)
+_Batch = tuple[int, Callable[[], Evaluation], Callable[[int], Text]]
+
+
+def _text_batches(evaluate: Evaluate, space: PerturbationSpace, k: int, order: Sequence[int] | None,
+                  batch_size: int) -> Iterator[_Batch]:
+    """Layer ``k`` as batches of Text objects, scored by ``evaluate``."""
+    texts = space.layer(k, order)
+    while batch := list(itertools.islice(texts, batch_size)):
+        yield len(batch), (lambda b=batch: evaluate(b)), (lambda row, b=batch: b[row])
+
+
+def _id_batches(ids: WordIdPath, space: PerturbationSpace, k: int, positions: Sequence[int],
+                batch_size: int) -> Iterator[_Batch]:
+    """Layer ``k`` as batches of word-id rows (the same texts in the same order), each
+    batch's first row and any adversarial row checked against the tokenizer."""
+    for batch_ids, segments in ids.batches(space, k, positions, batch_size):
+        ids.check(ids.text(space, segments, 0), batch_ids[0])
+
+        def text_of(row: int, b: np.ndarray = batch_ids, s: Any = segments) -> Text:
+            text = ids.text(space, s, row)
+            ids.check(text, b[row])
+            return text
+
+        yield (len(batch_ids), (lambda b=batch_ids: ids.judge(ids.layer.probabilities_of_ids(b, distinct=True))),
+               text_of)
 
 
 class ExhaustiveSearchConfig(Config):
