@@ -356,3 +356,15 @@ def test_a_certified_radius_is_a_certified_ball():
     if bound.eps < bound.diameter:  # the bracket's other end is not certified
         assert not verifier.certifies(verifier.ball(ids, [1], bound.eps + 2e-3 * bound.diameter, "l2"), label)
     assert MARGIN_TOL > 0
+
+
+def test_the_package_exports_its_names_lazily():
+    import subprocess
+    import sys
+
+    import textrobust.bounds as bounds
+
+    for name in bounds.__all__:
+        assert getattr(bounds, name) is not None
+    code = "import sys, textrobust.bounds; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
