@@ -137,3 +137,14 @@ def test_resume_takes_the_stored_options(tmp_path: Path) -> None:
     assert "0 units computed now, 2 resumed" in again.output
     clash = runner.invoke(app, ["attack", "--out", str(out), "--resume", "--budget", "10"], terminal_width=80)
     assert clash.exit_code == 2 and "budget" in clash.output
+
+
+def test_threads_follow_textrobust_threads_then_the_cpu_affinity(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from textrobust.cli.app import threads_for_this_machine
+
+    monkeypatch.setenv("TEXTROBUST_THREADS", "3")
+    assert threads_for_this_machine() == 3
+    monkeypatch.setenv("TEXTROBUST_THREADS", "zero")
+    assert threads_for_this_machine() == len(os.sched_getaffinity(0))

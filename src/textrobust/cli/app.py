@@ -43,10 +43,27 @@ for module in (audit, report, assets, components, data, train, evaluate, attack,
     module.register(app)
 
 
+def threads_for_this_machine() -> int:
+    """Intra-op threads for torch and BLAS: ``TEXTROBUST_THREADS`` when set, else the
+    cores this process may run on (its CPU affinity, which in a container can be fewer
+    than the machine's cores that torch would count)."""
+    given = os.environ.get("TEXTROBUST_THREADS", "").strip()
+    if given.isdigit() and int(given) >= 1:
+        return int(given)
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):  # not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
 def main() -> None:
     """Console entry point."""
     # Model loading bars of huggingface libraries would interleave with our own bars.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # Chosen once, at start-up, before torch is imported (read by torch and BLAS when they
+    # load); a value the user set wins.
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, str(threads_for_this_machine()))
     try:
         app()
     except KeyboardInterrupt:
