@@ -132,6 +132,7 @@ class MsrRecord(Record):
     lower_bounds: int
     spearman: float | None = None
     budget_exhausted: bool = False
+    closest_prediction: int | None = None
 
 
 @dataclass(frozen=True)
@@ -312,12 +313,16 @@ class MsrAnalysis(Analysis):
                 value = rank_agreement([a for a, _ in pairs], [b for _, b in pairs])
                 spearman = None if math.isnan(value) else value
             closest = result.closest()
+            after = None
+            if closest is not None:
+                # the success was scored already: the layer's cache answers without a new query
+                after = int(np.asarray(layer.probabilities([closest.text]))[0].argmax())
             return MsrRecord(
                 example.id, "analysed", layer.queries - before, time.perf_counter() - began, text, example.label,
                 predicted, status, "" if verifier is None else ("ibp" if verifier.kind == "lstm" else s.method.value),
                 space.name, tuple(words), set_bounds, len(result.successes),
                 None if closest is None else closest.text, result.vertices, lower_seconds, upper_seconds,
-                len(lower), spearman, result.outcome.budget_exhausted)
+                len(lower), spearman, result.outcome.budget_exhausted, after)
 
         return analyse
 

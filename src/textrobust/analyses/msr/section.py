@@ -47,13 +47,15 @@ def msr_section(s: MsrSummary, records: Sequence[MsrRecord], label_names: Sequen
     for r in [r for r in records if r.words][:3]:
         labels = [f"{w.word}" for w in r.words]
         lower = [w.lower if w.lower is not None else math.nan for w in r.words]
-        upper = [1.0 if w.upper is None else w.upper for w in r.words]
-        gap = [u - (lo if not math.isnan(lo) else 0.0) for u, lo in zip(upper, lower)]
+        base = [0.0 if math.isnan(lo) else lo for lo in lower]
+        gap = [w.upper - b if w.upper is not None else 0.0 for w, b in zip(r.words, base)]
+        open_gap = [1.0 - b if w.upper is None else 0.0 for w, b in zip(r.words, base)]
         figures.append(figure(f"Per-word bounds: {r.example_id}", stacked_bar_chart(
-            labels, {"certified lower bound": lower, "gap to the MCTS upper bound": gap},
+            labels, {"certified lower bound": lower, "gap to the MCTS upper bound": gap,
+                     "no substitution found (up to the diameter)": open_gap},
             title="normalised MSR bounds per word", ylabel="bound / diameter"),
-            "Each bar: the certified radius (lower) then the gap to the closest substitution MCTS found "
-            "(upper; a word without a success is drawn at 1.0, the diameter)."))
+            "Each bar: the certified radius (lower bound), then the gap to the closest substitution MCTS "
+            "found (upper bound); where MCTS found none, the bar runs to 1.0, the diameter."))
     if s.sizes:
         figures.append(figure("Gap between the bounds", line_chart(
             {"lower bound": ([r.size for r in s.sizes], [r.mean_lower for r in s.sizes]),
@@ -70,7 +72,7 @@ def msr_section(s: MsrSummary, records: Sequence[MsrRecord], label_names: Sequen
         if r.closest is None:
             continue
         examples.append(example_row(r.example_id, "substitution found", label_names, r.label, r.text, r.closest,
-                                    r.predicted, None, f"{r.successes} successful substitution(s) found by MCTS"))
+                                    r.predicted, r.closest_prediction, f"{r.successes} successful substitution(s) found by MCTS"))
         if len(examples) >= 10:
             break
     return {"headline": heads, "tables": tables, "figures": figures, "examples": examples}
