@@ -239,27 +239,38 @@ def write_note(args: argparse.Namespace) -> None:
             s = b["summary"]
             for row in s["sizes"]:
                 out.append(f"| {b['victim']} | {b['dataset']} | {s['norm']} | {s['texts']} | {row['size']} | {row['sets']} "
-                           f"| {_f(row['mean_lower'])} ± {_f(row['std_lower'])} | {_f(row['mean_upper'])} "
-                           f"| {_f(row['mean_upper_found'])} | {_p(row['found_per_text'])} | {_p(row['found_per_set'])} "
-                           f"| {_p(row['certified_any'])} | {_f(row['mean_gap'])} | {_f(s['seconds_per_lower_bound'])} "
+                           f"| {_g(row['mean_lower'])} ± {_g(row['std_lower'])} | {_g(row['mean_upper'])} "
+                           f"| {_g(row['mean_upper_found'])} | {_p(row['found_per_text'])} | {_p(row['found_per_set'])} "
+                           f"| {_p(row['certified_any'])} | {_g(row['mean_gap'])} | {_f(s['seconds_per_lower_bound'])} "
                            f"| {_f(s['seconds_per_text_upper'], 1)} | {b['load_average']:.1f} |")
         out += ["", "### Position effect (Figure 6): mean normalised single-word lower bound by word position", "",
                 "| victim | " + " | ".join(str(i) for i in range(10)) + " |", "|---|" + "---|" * 10]
         for b in bounds_parts:
             pos = {row["position"]: row["mean_lower"] for row in b["summary"]["by_position"]}
-            out.append(f"| {b['victim']} | " + " | ".join(_f(pos.get(i, math.nan)) for i in range(10)) + " |")
+            out.append(f"| {b['victim']} | " + " | ".join(_g(pos.get(i, math.nan)) for i in range(10)) + " |")
         out += ["", "### LIME agreement (Spearman of |LIME weight| with -lower bound, mean over texts)", "",
                 "| victim | texts | Spearman | contradictions (MCTS inside a certified ball) |", "|---|---|---|---|"]
         for b in bounds_parts:
             s = b["summary"]
             out.append(f"| {b['victim']} | {s['lime_texts']} | {_f(s['lime_spearman'])} | {s['contradictions']} |")
+    embeddings = {"cnn_rt (default)": "GloVe 50d, fine-tuned", "cnn_rt_random": "own (random init, trained)",
+                  "cnn_rt_counterfit": "counter-fitted GloVe 50d, fine-tuned"}
+    compared = [b for b in bounds_parts if b["victim"] in embeddings]
+    if len(compared) > 1:
+        out += ["", "### Effect of the embedding (CNN, Rotten Tomatoes; lower bounds only)", "",
+                "| victim | embedding | test acc | texts | lower \\|I\\|=1 | lower \\|I\\|=2 | lower \\|I\\|=3 |",
+                "|---|---|---|---|---|---|---|"]
+        for b in compared:
+            lows = {row["size"]: row["mean_lower"] for row in b["summary"]["sizes"]}
+            out.append(f"| {b['victim']} | {embeddings[b['victim']]} | {_p(_test_accuracy(b['victim']))} | "
+                       f"{b['summary']['texts']} | {_g(lows.get(1))} | {_g(lows.get(2))} | {_g(lows.get(3))} |")
     tight = [v for k, v in parts.items() if k.startswith("tightness-")]
     if tight:
         out += ["", "### CROWN against IBP (single-word L2 balls, same words)", "",
                 "| victim | bounds | mean CROWN | mean IBP | CROWN tighter | median CROWN/IBP | s/bound CROWN | s/bound IBP | load |",
                 "|---|---|---|---|---|---|---|---|---|"]
         for t in tight:
-            out.append(f"| {t['victim']} | {t['bounds']} | {_f(t['mean_crown'])} | {_f(t['mean_ibp'])} | "
+            out.append(f"| {t['victim']} | {t['bounds']} | {_g(t['mean_crown'])} | {_g(t['mean_ibp'])} | "
                        f"{_p(t['crown_tighter_share'])} | {_f(t['ratio_median'])} | {_f(t['seconds_crown'])} | "
                        f"{_f(t['seconds_ibp'])} | {t['load_average']:.1f} |")
     cross = [v for k, v in parts.items() if k.startswith("crosscheck-")]
@@ -290,8 +301,19 @@ def write_note(args: argparse.Namespace) -> None:
     print(RESULTS / "msr.md")
 
 
+def _test_accuracy(victim: str) -> float | None:
+    folder = Path.home() / ".cache/textrobust/victims/default" if victim.startswith("cnn_rt (default)") \
+        else Path("/tmp/msr_victims") / victim
+    card = folder / "card.json"
+    return json.loads(card.read_text()).get("test_accuracy") if card.is_file() else None
+
+
 def _f(value: Any, digits: int = 3) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _g(value: Any) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
 
 
 def _p(value: Any) -> str:

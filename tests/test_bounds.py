@@ -301,7 +301,7 @@ def test_crown_is_never_looser_than_ibp(make, seed, length, eps, linf):
     assert used == "crown"
     assert (crown >= ibp).all()
     assert verifier.lower_radius(ids, region.positions, method="crown").eps >= verifier.lower_radius(
-        ids, region.positions, method="ibp").eps - 1e-3 * region.center.shape[1] ** 0.5
+        ids, region.positions, method="ibp").eps * (1 - 2e-3)
 
 
 # ---- padding conventions -----------------------------------------------------------------------------
@@ -353,8 +353,8 @@ def test_a_certified_radius_is_a_certified_ball():
     bound = verifier.lower_radius(ids, [1], norm="l2", tolerance=1e-3)
     label = int(verifier.logits(verifier.embed(ids)).argmax())
     assert verifier.certifies(verifier.ball(ids, [1], bound.eps, "l2"), label)
-    if bound.eps < bound.diameter:  # the bracket's other end is not certified
-        assert not verifier.certifies(verifier.ball(ids, [1], bound.eps + 2e-3 * bound.diameter, "l2"), label)
+    if 0 < bound.eps < bound.diameter:  # the bracket's other end is not certified
+        assert not verifier.certifies(verifier.ball(ids, [1], bound.eps * (1 + 2e-3), "l2"), label)
     assert MARGIN_TOL > 0
 
 

@@ -5,7 +5,8 @@ of ``Ball(x, eps_l)`` (Definition 1, over the positions ``I``) keeps the network
 :class:`Verifier` bounds the margin ``logit_y - logit_c`` from below over a region
 (CROWN for CNN and bag of words, IBP for the LSTM and as a fallback) and
 :meth:`Verifier.lower_radius` bisects on ``eps`` in ``[0, d]`` (``d`` the diameter over
-``I``) until the bracket is at most ``tolerance * d`` wide, returning its certified end.
+``I``) until the bracket ``[lo, hi]`` is at most ``tolerance * hi`` wide (relative, so the
+small radii of recurrent models keep their digits), returning its certified end.
 
 Soundness margins (departures from exact arithmetic, stated): bounds are computed in
 float64 on a float64 copy of the model while the victim runs in float32, so a region
@@ -37,6 +38,8 @@ __all__ = ["MARGIN_TOL", "BoundMethod", "RadiusBound", "Verifier"]
 
 #: A region is certified when every margin's lower bound exceeds this many logits.
 MARGIN_TOL = 1e-4
+#: Radii below this share of the diameter are reported as 0.
+_SMALLEST = 1e-9
 
 
 @contextmanager
@@ -146,8 +149,11 @@ class Verifier:
     ) -> RadiusBound:
         """The certified ``eps_l`` for the words at ``positions`` of the text ``ids``.
 
-        ``label``: the class to keep (default: the float64 model's prediction). Bisection
-        on ``[0, d]`` until the bracket is at most ``tolerance * d`` wide."""
+        ``label``: the class to keep (default: the float64 model's prediction). ``d``
+        certified: ``d``; otherwise halve from ``d`` until certified (below ``1e-9 d``: 0),
+        then bisect until the bracket ``[lo, hi]`` is at most ``tolerance * hi`` wide (a
+        relative tolerance: the answer is within ``tolerance`` of the radius at which the
+        method stops certifying)."""
         if not 0.0 < tolerance < 1.0:
             raise ConfigError(f"The 'tolerance' parameter of lower_radius must be in (0, 1). Got {tolerance!r}.")
         norm, method = Norm(norm), BoundMethod(method)
@@ -178,7 +184,16 @@ class Verifier:
         if certified(d):
             return RadiusBound(positions, d, d, method.value, used, steps)
         lo, hi = 0.0, d
-        while hi - lo > tolerance * d:
+        while lo == 0.0:  # halve until certified: small radii keep their digits
+            mid = hi / 2
+            steps += 1
+            if mid < d * _SMALLEST:
+                return RadiusBound(positions, 0.0, d, method.value, used, steps)
+            if certified(mid):
+                lo = mid
+            else:
+                hi = mid
+        while hi - lo > tolerance * hi:
             mid = (lo + hi) / 2
             steps += 1
             if certified(mid):

@@ -31,8 +31,8 @@ def msr_cmd(
     positions: Annotated[int, typer.Option(help="Words considered per text (the first ones).")] = 25,
     norm: Annotated[str, typer.Option(help="Norm of the ball: l2 or linf.")] = "l2",
     method: Annotated[str, typer.Option(help="Lower bound: crown (CNN, bag of words; the LSTM uses ibp) or ibp.")] = "crown",
-    tolerance: Annotated[float, typer.Option(help="Bisection stops when the bracket is this share of the "
-                                            "diameter.")] = 1e-3,
+    tolerance: Annotated[float, typer.Option(help="Bisection stops when the bracket is this share of its "
+                                            "upper end.")] = 1e-3,
     multi_sets: Annotated[int, typer.Option(help="Random word sets per size 2..max-words.")] = 5,
     neighbours: Annotated[int, typer.Option(help="MCTS candidates: the n closest words in L2 (the paper: "
                                             "1000).")] = 100,

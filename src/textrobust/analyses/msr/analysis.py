@@ -12,8 +12,8 @@ the victim's *prediction* (the MSR is about the decision boundary, not the label
   part of speech in context (spaCy, offline); a set's bound is the distance of the closest
   success that changed only words of the set, over the set's diameter;
 - **lower bound** (Section 2.3): :class:`~textrobust.bounds.certify.Verifier` (CROWN for
-  the zoo's CNN and bag of words, IBP for its LSTM), by bisection to ``tolerance`` times
-  the diameter, for every word (``|I| = 1``) and for ``multi_sets`` random sets of each
+  the zoo's CNN and bag of words, IBP for its LSTM), by bisection to a relative
+  ``tolerance``, for every word (``|I| = 1``) and for ``multi_sets`` random sets of each
   size ``2..max_words`` (the paper, too, estimates multi-word bounds on random sets);
 - the gap between them, the lower bound by word position (Figure 6), and LIME's word
   ranking against the bounds' (Section 3.3), by Spearman's rank correlation.
@@ -65,7 +65,7 @@ class MsrMethod(str, Enum):
 class MsrSettings(Settings):
     """``n``: the first n texts; ``max_words``: the largest ``|I|``; ``positions``: words
     considered per text (the paper's "max length considered"); ``norm``; ``method`` of the
-    lower bound; ``tolerance``: bisection width as a share of the diameter; ``multi_sets``:
+    lower bound; ``tolerance``: relative width of the bisection's last bracket; ``multi_sets``:
     random sets per size >= 2; ``neighbours``: candidates per word; ``pos_filter``: part of
     speech in context; ``pos_window``: words each side tagged; ``simulations``,
     ``iterations``, ``exploration``: MCTS; ``budget``: MCTS queries per text; ``lime``:
