@@ -36,6 +36,7 @@ CONFIGS: dict[str, tuple[str, str, str]] = {
     "lstm_att-rt-attention": ("lstm_att-rotten_tomatoes", "rotten_tomatoes", "attention"),
     "transformer-rt-attention": ("transformer-rotten_tomatoes", "rotten_tomatoes", "attention"),
     "minilm-rt-saliency": ("minilm-rotten_tomatoes", "rotten_tomatoes", "saliency"),
+    "minilm-rt-ig": ("minilm-rotten_tomatoes", "rotten_tomatoes", "integrated_gradients"),
     "minilm-rt-attention": ("minilm-rotten_tomatoes", "rotten_tomatoes", "attention"),
     "cnn-bbc-saliency": ("cnn-bbc_news", "bbc_news", "saliency"),
 }
@@ -59,7 +60,7 @@ def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[s
     options = {"max_words": args.max_words} if dataset == "bbc_news" else {}
     data = load_dataset(dataset, "test", **options).take(args.n)
     settings = {"attribution": method, "rhos": tuple(args.rhos), "n": args.n, "batch_masking": args.batch_masking,
-                "ig_steps": args.ig_steps, "attacks": tuple(args.attacks)}
+                "ig_steps": args.ig_steps, "attacks": tuple(args.attacks), "fill_in": args.fill_in}
     analysis = AttributionAnalysis(settings)
     if "distances" not in shared:
         shared["distances"] = TextDistances.default(perplexity=not args.no_perplexity)
@@ -84,7 +85,7 @@ def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[s
            "examples": len(records), "seconds": seconds, "load": os.getloadavg(), "summary": summary.to_dict(),
            "absent": list(shared["distances"].absent), "records": [encode(r) for r in records]}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    suffix = "" if args.batch_masking else "-no-batch-masking"
+    suffix = ("" if args.batch_masking else "-no-batch-masking") + (f"-{args.fill_in}" if args.fill_in else "")
     (RESULTS / f"{config}{suffix}.json").write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
     return out
 
@@ -140,6 +141,7 @@ def main() -> None:
     r.add_argument("--rhos", type=float, nargs="+", default=[0.05, 0.1, 0.2, 0.4])
     r.add_argument("--attacks", nargs="+", default=["tea", "tef"])
     r.add_argument("--no-batch-masking", dest="batch_masking", action="store_false")
+    r.add_argument("--fill-in", default=None, help="TEA's fill-in (default: the project's default, minilm_mlm)")
     r.add_argument("--ig-steps", type=int, default=20)
     r.add_argument("--max-words", type=int, default=60, help="BBC News: first words of each article")
     r.add_argument("--victims", default=str(Path.home() / ".cache" / "textrobust" / "victims"))
