@@ -167,3 +167,23 @@ def test_cli_checks_options_before_any_work(tmp_path):
     bad = runner.invoke(app, ["msr", "--norm", "l3", "--out", str(tmp_path / "run")], terminal_width=200)
     assert bad.exit_code != 0 and "norm" in bad.output and "Traceback" not in bad.output
     assert not (tmp_path / "run" / "store.sqlite").exists()
+
+
+@pytest.mark.heavy
+def test_candidates_keep_the_part_of_speech_in_context():
+    """With spaCy's tagger (offline package), every substitute MCTS tried kept the tag."""
+    from textrobust.attack.constraints.part_of_speech import PartOfSpeech
+    from textrobust.attack.problem import Proposal
+
+    victim = FunctionVictim(lambda s: [[0.4, 0.6] if "good" in x else [0.7, 0.3] for x in s], ("neg", "pos"))
+    space = EmbeddingSpace.of_zoo_victim(_victim("cnn"))
+    analysis, records = _run(victim, {**FAST, "pos_filter": True, "iterations": 10}, space=space)
+    tagger = PartOfSpeech(window=3)
+    tried = 0
+    for r in records:
+        for w in r.words:
+            if w.substitute is not None:
+                proposal = Proposal(r.text.replace(w.position, w.substitute), r.text, w.position, w.substitute)
+                assert tagger.check(r.text, [proposal])[0]
+                tried += 1
+    assert tried > 0  # 'good' was replaced (by an adjective)
