@@ -217,7 +217,7 @@ class MsrAnalysis(Analysis):
 
     name = "msr"
     title = "Maximal safe radius (MCTS upper, CROWN/IBP lower bounds)"
-    paper = _PAPER + ": Definition 1, MCTS (Section 2.2, Algorithm 1), CNN-Cert/POPQORN-style lower bounds " \
+    paper = _PAPER + ": Definition 1, MCTS (Section 2.2, Algorithm 1), CNN-Cert-style lower bounds (IBP for LSTMs) " \
                      "(Section 2.3), Tables 2-3, Figure 6, the LIME comparison (Section 3.3)."
     settings_type = MsrSettings
     record_type = MsrRecord
