@@ -9,10 +9,7 @@ from pydantic import Field, field_validator
 from textrobust.analyses.protocol import Settings
 from textrobust.attribution import ATTRIBUTIONS, AttributionDistance
 
-__all__ = ["AttributionSettings", "PAPER_RHOS"]
-
-#: The paper sweeps rho_max over 0.01..0.4 (Ivankay et al., section 5.1).
-PAPER_RHOS = (0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+__all__ = ["AttributionSettings"]
 
 
 class AttributionSettings(Settings):
@@ -21,7 +18,8 @@ class AttributionSettings(Settings):
     saliency, integrated_gradients, attention, occlusion, kernel_shap); the attribution
     ``distance`` (pcc as in the paper, kendall, spearman, top_k with ``top_k``); the
     ``attacks`` (tea: masked-LM fill-in candidates; tef: counter-fitted neighbours);
-    ``rhos`` (the rho_max sweep); ``candidates`` per word (|C| = 15);
+    ``rhos`` (the rho_max sweep; the paper sweeps 0.01..0.4, but 0.01 changes no word of a
+    20-word snippet, and TEA always changes at least one); ``candidates`` per word (|C| = 15);
     ``content_candidates`` (drop stop-word candidates: a departure, see
     :class:`~textrobust.analyses.attribution.analysis.ContentWords`); ``fill_in`` (a name
     in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; None: the project's
