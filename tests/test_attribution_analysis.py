@@ -187,3 +187,43 @@ def test_content_words_drops_stop_word_candidates() -> None:
                           frozenset({"the", "and"}))
     found = source.candidates(Text.from_string("a film"), [1])
     assert [s.word for s in found[1]] == ["movie", "picture"]
+
+
+def _sklearn_victim() -> Any:
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from textrobust.victims import SklearnVictim
+
+    pipe = make_pipeline(CountVectorizer(), LogisticRegression())
+    pipe.fit(["good film", "great plot", "bad film", "awful plot", "good story", "dull acting"] * 3,
+             ["pos", "pos", "neg", "neg", "pos", "neg"] * 3)
+    return SklearnVictim(pipe, ("neg", "pos"))
+
+
+def _torch_victim() -> Any:
+    from textrobust.attribution.testing import linear_victim
+
+    emb = {"good": [1.0, 0.2], "film": [0.3, -0.4], "plot": [-0.5, 0.1], "story": [0.2, 0.9], "acting": [0.7, 0.7],
+           "movie": [-0.9, 0.4], "picture": [0.1, 0.1], "great": [1.2, 0.0], "storyline": [-0.4, 0.3], "cast": [0.6, 0.5]}
+    return linear_victim(emb, [[0.5, -1.0], [-0.5, 1.0]])
+
+
+@pytest.mark.parametrize("kind", ["sklearn", "torch", "function"])
+def test_every_victim_kind_can_be_analysed(kind: str) -> None:
+    victim = {"sklearn": _sklearn_victim, "torch": _torch_victim,
+              "function": lambda: planted_victim(SCORES, "movie")}[kind]()
+    # saliency of a linear model is the same for every word (no ranking to move): IG instead
+    method = "integrated_gradients" if kind == "torch" else "auto"
+    analysis = AttributionAnalysis({"rhos": (0.2, 0.4), "perplexity": False, "grammar": False, "semantic": False,
+                                    "attribution": method, "ig_steps": 4})
+    analyse = analysis.worker_with(QueryLayer(victim), {"tea": StaticCandidates(TABLE), "tef": StaticCandidates(TEF_TABLE)},
+                                   TextDistances(), stop_words={"a", "the", "with", "and"})
+    record = analyse(Example("x", Text.from_string("good film with a plot and a story and some acting"), 1))
+    assert record.method == ("integrated_gradients" if kind == "torch" else "occlusion")
+    assert len(record.runs) == 4 and all(r.prediction_kept for r in record.runs)
+    assert any(r.changed > 0 for r in record.runs)
+    assert all(r.k_semantic is None or r.changed == 0 for r in record.runs)  # no semantic scorer: k absent
+    summary = analysis.summarise([record], [])
+    assert summary.units == 1 and summary.prediction_changed == 0
