@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -214,30 +213,11 @@ def test_zoo_transformer_gradients_and_attention() -> None:
     np.testing.assert_allclose([v.sum() for v in attention], [1.0, 1.0], atol=1e-5)  # a distribution over keys
 
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "a", "film", "is", "good", "bad", "un", "##believ", "##able", "."]
-
-
 @pytest.fixture(scope="module")
 def bert_victim(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    import torch
-    import transformers
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from textrobust.attribution.testing import tiny_bert_victim
 
-    from textrobust.victims import HuggingFaceVictim
-
-    root: Path = tmp_path_factory.mktemp("tiny-bert-attr")
-    (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    if int(transformers.__version__.split(".")[0]) >= 5:
-        tokenizer = BertTokenizerFast(vocab=str(root / "vocab.txt"))
-    else:  # pragma: no cover
-        tokenizer = BertTokenizerFast(vocab_file=str(root / "vocab.txt"))
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=16, max_position_embeddings=32, num_labels=2)
-    folder = root / "model"
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return HuggingFaceVictim.from_folder(folder, batch_size=4)
+    return tiny_bert_victim(tmp_path_factory.mktemp("tiny-bert-attr"))
 
 
 def test_hugging_face_folder_sums_sub_word_pieces(bert_victim: Any) -> None:

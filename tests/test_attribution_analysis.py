@@ -227,3 +227,16 @@ def test_every_victim_kind_can_be_analysed(kind: str) -> None:
     assert all(r.k_semantic is None or r.changed == 0 for r in record.runs)  # no semantic scorer: k absent
     summary = analysis.summarise([record], [])
     assert summary.units == 1 and summary.prediction_changed == 0
+
+
+def test_a_hugging_face_folder_can_be_analysed(tmp_path: Any) -> None:
+    from textrobust.attribution.testing import tiny_bert_victim
+
+    victim = tiny_bert_victim(tmp_path)
+    analysis = AttributionAnalysis({"rhos": (0.4,), "perplexity": False, "grammar": False, "semantic": False,
+                                    "attribution": "attention", "attacks": ("tea",)})
+    analyse = analysis.worker_with(QueryLayer(victim), {"tea": StaticCandidates(TABLE)}, TextDistances(),
+                                   stop_words={"a", "the", "with", "and"})
+    record = analyse(Example("x", Text.from_string("good film with a plot and a story"), 1))
+    assert record.method == "attention" and len(record.original_attribution) == 8
+    assert all(r.prediction_kept for r in record.runs)

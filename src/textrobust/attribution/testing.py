@@ -21,7 +21,11 @@ from textrobust.text import Text
 from textrobust.victims.function import FunctionVictim
 from textrobust.victims.torch import Encoded, TorchVictim
 
-__all__ = ["DictTokenizer", "linear_victim", "planted_victim"]
+__all__ = ["DictTokenizer", "linear_victim", "planted_victim", "tiny_bert_victim"]
+
+#: The vocabulary of :func:`tiny_bert_victim` ("unbelievable" is three pieces).
+TINY_BERT_VOCAB = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "a", "film", "is", "good", "bad", "un", "##believ",
+                   "##able", ".", "plot", "movie", "story", "and", "with", "acting", "great", "picture")
 
 
 class DictTokenizer:
@@ -102,3 +106,30 @@ def planted_victim(scores: Mapping[str, float], trigger: str, *, bias: float = 4
         return np.asarray(out)
 
     return FunctionVictim(fn, ("neg", "pos"), name=f"planted({trigger})")
+
+
+def tiny_bert_victim(root: Any, *, seed: int = 0) -> Any:
+    """A randomly initialised 1-layer BERT classifier with a fast word-piece tokenizer,
+    saved under the folder ``root`` and loaded back as a ``HuggingFaceVictim`` (the
+    Hugging Face folder path, built in a second)."""
+    from pathlib import Path
+
+    import torch
+    import transformers
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    from textrobust.victims.huggingface import HuggingFaceVictim
+
+    root = Path(root)
+    (root / "vocab.txt").write_text("\n".join(TINY_BERT_VOCAB) + "\n", encoding="utf-8")
+    if int(transformers.__version__.split(".")[0]) >= 5:  # transformers 5 takes `vocab`
+        tokenizer = BertTokenizerFast(vocab=str(root / "vocab.txt"))
+    else:  # pragma: no cover
+        tokenizer = BertTokenizerFast(vocab_file=str(root / "vocab.txt"))
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(TINY_BERT_VOCAB), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=16, max_position_embeddings=32, num_labels=2, id2label={0: "neg", 1: "pos"})
+    folder = root / "model"
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return HuggingFaceVictim.from_folder(folder, batch_size=4)
