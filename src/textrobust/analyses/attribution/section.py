@@ -91,6 +91,17 @@ def attribution_section(s: AttributionSummary, records: Sequence[AttributionReco
               [[a.attack, a.auc_k_semantic, a.auc_k_perplexity] for a in s.aucs]),
     ]
 
+    runs = [run for r in records for run in r.runs]
+
+    def present(field: str) -> str:
+        return "measured" if any(getattr(run, field) is not None for run in runs) else "absent (not installed or off)"
+
+    tables.append(table("Text distances (the paper's USE, GPT-2 and LanguageTool are not offline)",
+                        ["distance", "model", "status"],
+                        [["semantic (Eq. 5)", "MiniLM sentence encoder", present("similarity")],
+                         ["relative perplexity (Eq. 6)", "Gemma 3 270M (optional lm extra)", present("perplexity")],
+                         ["grammar errors", "link-grammar unlinked words", present("grammar_errors")]]))
+
     def series(field: str) -> dict[str, tuple[list[float], list[float | None]]]:
         return {a.upper(): ([p.rho_max for p in by_attack[a]], [getattr(p, field) for p in by_attack[a]])
                 for a in attacks}
