@@ -159,3 +159,12 @@ def test_lockstep_attack_on_the_default_victim_matches_local(tmp_path: Path) -> 
         return [(r.example_id, r.status, r.queries, r.result.perturbed, r.result.queries) for r in records]
 
     assert comparable(lock["attack"].records) == comparable(local["attack"].records)
+
+
+def test_gate_members_unwrap_to_their_victim() -> None:
+    from textrobust.victims.gate import unwrap
+
+    victim = CountingVictim()
+    member = BatchingGate(victim).member()
+    assert unwrap(member) is victim and unwrap(victim) is victim
+    assert member.label_names == victim.label_names and member.inner is victim.inner  # attributes pass through

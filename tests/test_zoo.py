@@ -81,7 +81,7 @@ TEXTS = [Text.from_string(s) for s in ("A good film.", "dull", "The plot was rea
 
 # ---- registry and configs -------------------------------------------------------------
 def test_registry_lists_every_architecture() -> None:
-    assert ZOO.names() == ["bow", "cnn", "lstm", "minilm", "transformer"]
+    assert ZOO.names() == ["bow", "cnn", "lstm", "lstm_att", "minilm", "transformer"]
     assert ZOO.get("minilm").kind == "huggingface"
     with pytest.raises(RegistryError, match="Known: bow, cnn"):
         ZOO.get("gru")

@@ -40,9 +40,11 @@ class EmbeddedBatch:
 def supports_embeddings(victim: Any) -> bool:
     """Whether :func:`embedded_batch` can read ``victim`` (a zoo ``TorchVictim`` with
     ``forward_embedded``, or a ``HuggingFaceVictim`` with a fast tokenizer)."""
+    from textrobust.victims.gate import unwrap
     from textrobust.victims.huggingface import HuggingFaceVictim
     from textrobust.victims.torch import TorchVictim
 
+    victim = unwrap(victim)  # a lockstep run's gate member stands for the victim
     if isinstance(victim, TorchVictim):
         return bool(victim.capabilities.gradients)
     if isinstance(victim, HuggingFaceVictim):
@@ -53,9 +55,11 @@ def supports_embeddings(victim: Any) -> bool:
 def embedded_batch(victim: Any, texts: Sequence[Text], zeroed: Sequence[int | None] | None = None) -> EmbeddedBatch:
     """The :class:`EmbeddedBatch` of ``texts`` under ``victim``; ``zeroed[i]``, when not
     None, is a word of ``texts[i]`` whose tokens get zero embeddings."""
+    from textrobust.victims.gate import unwrap
     from textrobust.victims.huggingface import HuggingFaceVictim
     from textrobust.victims.torch import TorchVictim
 
+    victim = unwrap(victim)  # a lockstep run's gate member stands for the victim
     zeroed = list(zeroed) if zeroed is not None else [None] * len(texts)
     if isinstance(victim, TorchVictim) and victim.capabilities.gradients:
         batch = _torch_batch(victim, texts)

@@ -36,7 +36,8 @@ def _registries() -> dict[str, Any]:
     from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.constraints import CONSTRAINTS
     from textrobust.attack.recipes import RECIPES
-    from textrobust.attack.searches import SEARCHES
+    from textrobust.attack.searches import ATTRIBUTION_SEARCHES, SEARCHES
+    from textrobust.attribution import ATTRIBUTIONS
     from textrobust.audit.executors import EXECUTORS
     from textrobust.bias.pairs import PROTECTED_GROUPS
     from textrobust.fill_in import FILL_INS
@@ -45,6 +46,7 @@ def _registries() -> dict[str, Any]:
 
     return {"analyses": ANALYSES, "executors": EXECUTORS, "data sets": DATASETS, "architectures (zoo)": ZOO,
             "victim wrappers": VICTIM_WRAPPERS, "attack recipes": RECIPES, "candidate sources": CANDIDATE_SOURCES,
-            "constraints": CONSTRAINTS, "searches": SEARCHES, "second-order searches": SECOND_ORDER_SEARCHES,
+            "constraints": CONSTRAINTS, "searches": SEARCHES, "attribution searches": ATTRIBUTION_SEARCHES,
+            "attribution methods": ATTRIBUTIONS, "second-order searches": SECOND_ORDER_SEARCHES,
             "fill-in models": FILL_INS, "similarity scorers": SIMILARITY_SCORERS,
             "ACCS constraint models": CONSTRAINT_MODELS, "protected groups": PROTECTED_GROUPS, "assets": ASSETS}

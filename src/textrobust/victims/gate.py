@@ -36,7 +36,7 @@ from textrobust.errors import ConfigError, TextRobustError
 from textrobust.text import Text
 from textrobust.victims.protocol import Victim, as_texts
 
-__all__ = ["BatchingGate", "GateClosed", "GateMember"]
+__all__ = ["BatchingGate", "GateClosed", "GateMember", "unwrap"]
 
 
 class GateClosed(TextRobustError):
@@ -205,3 +205,11 @@ class GateMember:
 
     def __repr__(self) -> str:
         return repr(self._gate.victim)
+
+
+def unwrap(victim: Any) -> Any:
+    """The victim behind a :class:`GateMember` (the victim itself otherwise): for code
+    that needs the concrete victim type, e.g. to reach a model's embeddings."""
+    while isinstance(victim, GateMember):
+        victim = victim.victim
+    return victim

@@ -7,7 +7,7 @@ with :func:`load_victim`. Importing this package does not import torch.
 
 >>> from textrobust.zoo import ZOO
 >>> ZOO.names()
-['bow', 'cnn', 'lstm', 'minilm', 'transformer']
+['bow', 'cnn', 'lstm', 'lstm_att', 'minilm', 'transformer']
 """
 
 from __future__ import annotations
