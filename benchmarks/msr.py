@@ -130,9 +130,24 @@ def crosscheck(args: argparse.Namespace) -> None:
         counts["unknown"] += check.verdict == "unknown"
         counts["attack_found"] += check.attack_found
         counts["contradictions"] += check.contradiction
-    _save(Path(args.work), f"crosscheck-{name.split(' ')[0]}", {
+    _save(Path(args.work), f"crosscheck-{name.split(' ')[0]}-n{args.neighbours}", {
         "victim": name, "dataset": args.dataset, "neighbours": args.neighbours, "radius": args.radius, **counts,
         "seconds": time.perf_counter() - began, "load_average": _load_average()})
+
+
+def embeddings(args: argparse.Namespace) -> None:
+    """Train the CNN on Rotten Tomatoes with its own embedding (random init) and with
+    counter-fitted GloVe (the project's counter-fitting), beside the default (GloVe)."""
+    from textrobust.embeddings.counterfit import CounterFitSettings, counterfitted_vectors
+    from textrobust.zoo.training import train_victim
+
+    out = Path(args.victims)
+    train_victim("cnn", "rotten_tomatoes", out=out / "cnn_rt_random", epochs=5, training={"vectors": "random"})
+    vectors = counterfitted_vectors(CounterFitSettings())
+    words = [""] * len(vectors.index)
+    for word, row in vectors.index.items():
+        words[row] = word
+    train_victim("cnn", "rotten_tomatoes", out=out / "cnn_rt_counterfit", epochs=5, vectors=(words, vectors.matrix))
 
 
 def certified(args: argparse.Namespace) -> None:
@@ -203,7 +218,8 @@ def main() -> None:
 
     torch.set_num_threads(1)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=["bounds", "tightness", "crosscheck", "certified", "note"])
+    parser.add_argument("part", choices=["bounds", "tightness", "crosscheck", "embeddings", "certified", "note"])
+    parser.add_argument("--victims", default="/tmp/msr_victims", help="where 'embeddings' saves its victims")
     parser.add_argument("--victim", default="default")
     parser.add_argument("--dataset", default="rotten_tomatoes")
     parser.add_argument("--n", type=int, default=10)
@@ -219,7 +235,7 @@ def main() -> None:
     parser.add_argument("--substitutes", type=int, default=5)
     parser.add_argument("--work", default="/tmp/msr-bench")
     args = parser.parse_args()
-    {"bounds": bounds, "tightness": tightness, "crosscheck": crosscheck, "certified": certified,
+    {"bounds": bounds, "tightness": tightness, "crosscheck": crosscheck, "embeddings": embeddings, "certified": certified,
      "note": write_note}[args.part](args)
 
 
@@ -297,7 +313,8 @@ def write_note(args: argparse.Namespace) -> None:
                        f"({c['train_seconds']:.0f} s, load {c['load_average']:.1f}), {c['test_examples']} test texts, "
                        f"{c['substitutes']} substitutes per word (victim-embedding L2 neighbours).")
     header = (RESULTS / "msr_header.md").read_text() if (RESULTS / "msr_header.md").exists() else ""
-    (RESULTS / "msr.md").write_text(header + "\n".join(out) + "\n")
+    footer = (RESULTS / "msr_footer.md").read_text() if (RESULTS / "msr_footer.md").exists() else ""
+    (RESULTS / "msr.md").write_text(header + "\n".join(out) + "\n" + ("\n" + footer if footer else ""))
     print(RESULTS / "msr.md")
 
 
