@@ -263,15 +263,16 @@ def write_note(args: argparse.Namespace) -> None:
                 "| victim | " + " | ".join(str(i) for i in range(10)) + " |", "|---|" + "---|" * 10]
         for b in bounds_parts:
             pos = {row["position"]: row["mean_lower"] for row in b["summary"]["by_position"]}
-            out.append(f"| {b['victim']} | " + " | ".join(_g(pos.get(i, math.nan)) for i in range(10)) + " |")
+            out.append(f"| {b['victim']} ({b['summary']['norm']}) | "
+                       + " | ".join(_g(pos.get(i, math.nan)) for i in range(10)) + " |")
         out += ["", "### LIME agreement (Spearman of |LIME weight| with -lower bound, mean over texts)", "",
                 "| victim | texts | Spearman | contradictions (MCTS inside a certified ball) |", "|---|---|---|---|"]
         for b in bounds_parts:
             s = b["summary"]
-            out.append(f"| {b['victim']} | {s['lime_texts']} | {_f(s['lime_spearman'])} | {s['contradictions']} |")
+            out.append(f"| {b['victim']} ({s['norm']}) | {s['lime_texts']} | {_f(s['lime_spearman'])} | {s['contradictions']} |")
     embeddings = {"cnn_rt (default)": "GloVe 50d, fine-tuned", "cnn_rt_random": "own (random init, trained)",
                   "cnn_rt_counterfit": "counter-fitted GloVe 50d, fine-tuned"}
-    compared = [b for b in bounds_parts if b["victim"] in embeddings]
+    compared = [b for b in bounds_parts if b["victim"] in embeddings and b["summary"]["norm"] == "l2"]
     if len(compared) > 1:
         out += ["", "### Effect of the embedding (CNN, Rotten Tomatoes; lower bounds only)", "",
                 "| victim | embedding | test acc | texts | lower \\|I\\|=1 | lower \\|I\\|=2 | lower \\|I\\|=3 |",
