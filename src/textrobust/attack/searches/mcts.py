@@ -48,7 +48,7 @@ import numpy as np
 from pydantic import Field
 
 from textrobust.attack.problem import Problem, Proposal, SearchOutcome
-from textrobust.attack.searches.base import BaseSearch, Run, seeded_rng
+from textrobust.attack.searches.base import BaseSearch, Run, admissible, seeded_rng
 from textrobust.config import Config
 from textrobust.errors import QueryBudgetExceeded
 from textrobust.text import Text
@@ -203,17 +203,27 @@ class MCTSSearch(BaseSearch):
             owner: list[int] = []
             for k, child in enumerate(children):
                 for _ in range(c.simulations):
-                    texts.append(self._sample(start, child.positions, options, rng))
-                    owner.append(k)
-            evaluation = run.evaluate(texts)
+                    sample = self._sample(start, child.positions, options, rng)
+                    # each word was accepted alone; the mix must satisfy the problem too
+                    # (position constraints such as a modification cap, and constraints
+                    # on the whole text): an inadmissible sample is never sent
+                    if admissible(problem, start, start, sample):
+                        texts.append(sample)
+                        owner.append(k)
+            evaluation = run.evaluate(texts) if texts else None
             counter["vertices"] += len(children)
             rewards = np.full(len(children), -math.inf)
-            for text, k, score, ok in zip(texts, owner, evaluation.scores, evaluation.success):
+            if evaluation is None:
+                texts = []
+            scores = evaluation.scores if evaluation is not None else ()
+            verdicts = evaluation.success if evaluation is not None else ()
+            for text, k, score, ok in zip(texts, owner, scores, verdicts):
                 rewards[k] = max(rewards[k], float(score) - base)
                 if ok and text.key not in successes:
                     changed = tuple(start.diff(text))
                     distance = float(self.distance(start, text)) if self.distance is not None else float(len(changed))
                     successes[text.key] = MCTSSuccess(text, changed, distance, float(score))
+            rewards[np.isinf(rewards)] = 0.0  # no admissible sample: no confidence drop seen
             for child, reward in zip(children, rewards):
                 vertex.children.append(child)
                 node: _Vertex | None = child
