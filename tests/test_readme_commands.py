@@ -23,10 +23,11 @@ from textrobust.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_MARK = "# not in CI"
-ANALYSIS_COMMANDS = {"evaluate", "attack", "second-order", "bias", "radius", "pr", "accs", "audit", "demo"}
+ANALYSIS_COMMANDS = {"evaluate", "attack", "second-order", "bias", "radius", "pr", "accs", "attribution", "msr", "audit",
+                     "demo"}
 DEFAULT_OUT = {"evaluate": "runs/evaluate", "attack": "runs/attack", "audit": "runs/audit", "demo": "runs/audit",
                "second-order": "runs/second-order", "bias": "runs/bias", "radius": "runs/radius", "pr": "runs/pr",
-               "accs": "runs/accs"}
+               "accs": "runs/accs", "attribution": "runs/attribution", "msr": "runs/msr"}
 #: option -> the largest value the test lets a command use
 SMALL = {"--n": 2, "--epochs": 1, "--samples": 100}
 #: options added when a command has them and the README line does not give them
