@@ -84,6 +84,28 @@ def single_token_share(probes: list[tuple[Text, int]], fill_in: Any) -> float | 
     return sum(text.words[position].lower() in words for text, position in probes) / len(probes)
 
 
+def kv_ab(probes: list[tuple[Text, int]], proposals: int) -> int:
+    """Time the rescoring step alone, full path vs KV cache, alternated twice on the same
+    candidate groups (the proposals are made once); prints one JSON line per run."""
+    import numpy as np
+
+    from textrobust.fill_in.causal_rescore import _left_context
+
+    fill_in = CausalRescoreFillIn.default(proposals=proposals)
+    proposed = fill_in._propose([_left_context(t, p) for t, p in probes], proposals)
+    groups = [[str(t), *(str(t.replace(p, w)) for w in words)] for (t, p), words in zip(probes, proposed)]
+    results = {}
+    for rep in range(2):
+        for name, rescore in (("full", fill_in._rescore), ("kv", fill_in._rescore_kv)):
+            start = time.perf_counter()
+            results[name] = rescore(groups)
+            print(json.dumps({"rep": rep, "method": name, "seconds": round(time.perf_counter() - start, 1),
+                              "candidates": sum(len(g) - 1 for g in groups), "load": os.getloadavg()[0]}), flush=True)
+    gap = max(float(np.max(np.abs((a - a[0]) - (b - b[0])))) for a, b in zip(results["full"], results["kv"]))
+    print(json.dumps({"max_score_difference": gap}))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=300)
@@ -92,6 +114,9 @@ def main() -> int:
     parser.add_argument("--proposals", type=int, default=20, help="causal route: next-token proposals rescored")
     parser.add_argument("--causal-n", type=int, default=0, help="probes for the (slow) causal route; 0 = --n")
     parser.add_argument("--tuned-folder", type=Path, default=None, help="minilm_tuned: weights folder (default: shipped)")
+    parser.add_argument("--kv-ab", type=int, default=0,
+                        help="only compare Gemma rescoring with and without the KV cache on this many probes "
+                             "(the two paths alternated twice in one process) and exit")
     parser.add_argument("--json", type=Path, default=None, help="also append the rows (JSON lines) to this file")
     parser.add_argument("--hf-folder", type=Path, default=None, help="a real local masked-LM folder to measure")
     parser.add_argument("--threads", type=int, default=2)
@@ -101,6 +126,8 @@ def main() -> int:
 
     texts = [e.text for e in load_dataset("rotten_tomatoes", split="test").examples]
     probes = masked_word_probes(texts, args.n, seed=args.seed)
+    if args.kv_ab:
+        return kv_ab(probes[: args.kv_ab], args.proposals)
     rows: list[dict[str, Any]] = []
     examples: dict[str, list[str]] = {}
     show = [(Text.from_string("a deep and meaningful film."), 4), probes[0], probes[1]]

@@ -4,6 +4,7 @@ first-order attacks, and counterfactual token bias of the base vs the debiased L
     python benchmarks/second_order.py attacks --n 30            # SO-Beam, random, genetic, BAE on cnn, lstm
     python benchmarks/second_order.py bias                      # B_{p,k}, base vs debiased LSTM (gender)
     python benchmarks/second_order.py report                    # benchmarks/results/{second_order,bias}.md
+    python benchmarks/second_order.py patches --n 30            # patch pairs: old vs new synonym rule
 
 Runs go to ``<cache>/bench/second_order/`` (one run store per victim and method, resumable:
 rerunning continues where it stopped; the bias runs are ``textrobust.audit`` runs of the
@@ -72,6 +73,48 @@ def run_attacks(args: argparse.Namespace) -> None:
             summary = result[name].summary
             print(json.dumps({"victim": victim_name, "method": method, "seconds": round(time.perf_counter() - started, 1),
                               "success_rate": summary.success_rate, "examples": summary.units}), flush=True)
+
+
+# ---- patch pairs ----------------------------------------------------------------------------------
+def run_patches(args: argparse.Namespace) -> None:
+    """The patch pair chosen for each of the first ``--n`` test sentences by the old rule
+    (counter-fitted 8 nearest within L2 0.5) and by the default (WordNet senses checked by
+    counter-fitted cosine), on one victim; precision of both rules on the held-out half of
+    the labelled pair list. Victim queries only (single words), no fill-in."""
+    import torch
+
+    from textrobust.attack.candidates.embedding import embedding_neighbours
+    from textrobust.data import load_dataset
+    from textrobust.second_order.patch import PatchFinder, default_synonyms
+    from textrobust.second_order.synonyms import labelled_pairs, pair_precision
+    from textrobust.victims.query import QueryLayer
+    from textrobust.zoo.io import load_victim
+
+    torch.set_num_threads(args.threads)
+    layer = QueryLayer(load_victim(args.victim))
+    old_source = embedding_neighbours(k=8, l2_radius=0.5)
+    new_source = default_synonyms()
+    vectors = old_source.vectors
+
+    def old_accepts(word: str, candidate: str) -> bool:
+        return word in vectors and candidate in [w for w, _ in vectors.within([word], 0.5, limit=8)[0]]
+
+    test = labelled_pairs("test")
+    for name, accepts in (("old", old_accepts), ("new", new_source.accepts)):
+        score = pair_precision(accepts, test)
+        print(json.dumps({"rule": name, "pairs": score.n, "accepted": score.accepted,
+                          "precision": round(score.precision, 3), "recall": round(score.recall, 3)}), flush=True)
+    finders = {"old": PatchFinder(layer, old_source), "new": PatchFinder(layer, new_source)}
+    texts = [e.text for e in load_dataset("rotten_tomatoes", split="test").examples[: args.n]]
+    found = {"old": 0, "new": 0}
+    for i, text in enumerate(texts):
+        row = {"i": i}
+        for name, finder in finders.items():
+            patch = finder.choose(text)
+            found[name] += patch is not None
+            row[name] = None if patch is None else f"{patch.source}->{patch.target} ({patch.score:.2f})"
+        print(json.dumps(row), flush=True)
+    print(json.dumps({"sentences": len(texts), "with_patch": found}), flush=True)
 
 
 # ---- bias ------------------------------------------------------------------------------------------
@@ -333,13 +376,17 @@ def main() -> None:
     b.add_argument("--samples", type=int, default=200)
     b.add_argument("--fill-in", default=None)
     b.add_argument("--threads", type=int, default=1)
+    pt = sub.add_parser("patches")
+    pt.add_argument("--n", type=int, default=30)
+    pt.add_argument("--victim", default=str(cache_dir() / "victims" / "default"))
+    pt.add_argument("--threads", type=int, default=1)
     r = sub.add_parser("report")
     r.add_argument("--command-line", default="python benchmarks/second_order.py attacks --n 30 && "
                                              "python benchmarks/second_order.py bias && "
                                              "python benchmarks/second_order.py report")
     r.add_argument("--notes", nargs="*", default=[])
     r.add_argument("--bias-notes", nargs="*", default=[])
-    for p in (a, b, r):
+    for p in (a, b, r, pt):
         p.add_argument("--bench-dir", type=Path, default=None,
                        help="folder of the run stores (default <cache>/bench/second_order): a new folder "
                             "starts fresh instead of resuming older runs")
@@ -347,7 +394,7 @@ def main() -> None:
     args.argv = sys.argv
     if args.bench_dir is not None:
         _BENCH_DIR.append(args.bench_dir.expanduser())
-    {"attacks": run_attacks, "bias": run_bias_bench, "report": report}[args.part](args)
+    {"attacks": run_attacks, "bias": run_bias_bench, "report": report, "patches": run_patches}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from textrobust.second_order import (
     prediction_difference,
     second_order_loss,
     so_beam,
+    summary,
 )
 from textrobust.store import RunStore
 from textrobust.text import Text
@@ -307,6 +308,11 @@ def test_attack_budget_is_enforced() -> None:
     result = attack.attack(Example("e1", START, 1))
     assert result.status is Status.FAILED and result.budget_exhausted
     assert result.queries <= 8
+    done = planted_attack().attack(Example("e1", START, 1))
+    counts = summary([result, done])
+    assert counts["failed_budget_exhausted"] == 1
+    assert counts["failed_search_complete"] + counts["succeeded"] + counts["failed_budget_exhausted"] == 2
+    assert SecondOrderGoal.queries_per_text == 2
     with pytest.raises(ConfigError, match="budget"):
         planted_attack(budget=1).attack(Example("e1", START, 1))
 

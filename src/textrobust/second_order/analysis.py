@@ -302,6 +302,10 @@ def summary(results: Sequence[SecondOrderResult]) -> dict[str, Any]:
     )
     out["vulnerable_at_start"] = sum(r.vulnerable_at_start for r in results)
     out["budget_exhausted"] = sum(r.budget_exhausted for r in attacked)
+    # "failed" counts both; keep them apart (issue 13): a search that ran out of queries
+    # says nothing about whether a vulnerable example exists
+    out["failed_budget_exhausted"] = sum(r.status is Status.FAILED and r.budget_exhausted for r in attacked)
+    out["failed_search_complete"] = sum(r.status is Status.FAILED and not r.budget_exhausted for r in attacked)
     return out
 
 

@@ -24,8 +24,9 @@ GloVe that rule is a poor synonym test (precision 0.48 on the held-out half of a
 hand-labelled pair list; it proposes love->know, mere->childlike), and choosing the pair
 with the largest prediction difference then picks exactly the non-synonyms. The default
 is :class:`~textrobust.second_order.synonyms.CheckedSynonyms`: WordNet lemmas of the
-word's 3 most frequent senses for its tagged part of speech, kept when their
-counter-fitted cosine is >= 0.6 (precision 0.78 on the same held-out pairs). The old rule
+word's 2 most frequent senses for its tagged part of speech, kept when their
+counter-fitted cosine is >= 0.6 and they are common words (precision 0.78 on the same
+held-out pairs; see the benchmark for a hand-check of the patches it chooses). The old rule
 remains available: ``PatchFinder(layer, embedding_neighbours(k=8, l2_radius=0.5))``.
 """
 
