@@ -427,3 +427,33 @@ def test_admissible_replays_position_constraints_and_checks_text_constraints() -
     problem = fake.problem(start)
     assert admissible(problem, start, one, two)
     assert not admissible(problem, start, one, one.replace(4, "awful"))
+
+
+def test_the_budget_prefix_counts_the_goals_cost_per_text() -> None:
+    """A goal whose texts cost two queries each (second-order: the text and its patched
+    twin): when the budget refuses a batch, the prefix that still fits is scored."""
+    from textrobust.attack.problem import Evaluation
+    from textrobust.attack.searches.base import Run
+    from textrobust.errors import QueryBudgetExceeded
+
+    class TwoQueryGoal:
+        queries_per_text = 2
+
+        def __init__(self, layer: QueryLayer) -> None:
+            self.layer = layer
+
+        def evaluate(self, texts):  # type: ignore[no-untyped-def]
+            twins = [Text.from_string(str(t) + " twin") for t in texts]
+            probs = self.layer.probabilities([*texts, *twins])[: len(texts)]
+            return Evaluation(probs[:, 0], np.zeros(len(texts), dtype=bool), probs)
+
+    victim = KeywordVictim({"negative": ["bad"], "positive": ["good"]})
+    layer = QueryLayer(victim)
+    start = Text.from_string("a film")
+    problem = Problem(start, TwoQueryGoal(layer), DictSource({}))
+    with layer.budget(5):
+        run = Run(start, problem)
+        with pytest.raises(QueryBudgetExceeded):
+            run.evaluate([Text.from_string(f"a bad film {i}") for i in range(4)])  # 8 queries: refused
+        assert layer.queries == 4  # the prefix of 5 // 2 = 2 texts was scored, not 5 texts (10 queries)
+    assert run.best != start

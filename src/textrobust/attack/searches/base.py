@@ -76,8 +76,11 @@ class Run:
         try:
             found = self.problem.evaluate(distinct)
         except QueryBudgetExceeded as refused:
-            room = refused.budget - refused.used
-            if track and 0 < room < len(distinct):  # each text costs at most one query: a prefix fits
+            # a text costs the goal's queries_per_text (a second-order text: 2), so a prefix
+            # of room // cost texts fits the budget that is left
+            cost = max(int(getattr(self.problem.goal, "queries_per_text", 1)), 1)
+            room = (refused.budget - refused.used) // cost
+            if track and 0 < room < len(distinct):
                 part = distinct[:room]
                 partial = self.problem.evaluate(part)
                 if track:
