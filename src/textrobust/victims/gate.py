@@ -138,7 +138,8 @@ class BatchingGate:
             self._turn.acquire()
         if request.error is not None:
             raise request.error
-        assert request.result is not None
+        if request.result is None:  # a flush always sets one of the two; never user input
+            raise TextRobustError("The batching gate returned no answer (please report this bug).")
         return request.result
 
     def stats(self) -> dict[str, int]:
