@@ -128,26 +128,31 @@ def embedding_fingerprint(embeddings: Any) -> str:
     return hashlib.sha256(array.tobytes()).hexdigest()[:16]
 
 
+def read_weights_folder(root: Path, weights_name: str, config_name: str, form: str, asset: str,
+                        fix: str, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(tensors as float32, config)`` of a shipped-weights folder (safetensors + JSON
+    config with a ``format``): a missing file is :class:`AssetMissingError` with ``fix``,
+    another format a :class:`ConfigError`. Shared by the MLM head and the tuned MiniLM."""
+    weights, config_file = root / weights_name, root / config_name
+    if not weights.is_file() or not config_file.is_file():
+        raise AssetMissingError(asset, [str(weights), str(config_file)], fix)
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    if config.get("format") != form:
+        raise ConfigError(f"{config_file} is not a {kind} config (format {config.get('format')!r}, "
+                          f"expected {form!r}).")
+    from safetensors.torch import load_file
+
+    return {name: tensor.float() for name, tensor in load_file(str(weights)).items()}, config
+
+
 def load_head(folder: str | Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The head's tensors and its config from ``folder`` (default: the shipped head)."""
     root = Path(folder).expanduser() if folder is not None else head_folder()
-    weights, config_file = root / HEAD_WEIGHTS, root / HEAD_CONFIG
-    if not weights.is_file() or not config_file.is_file():
-        raise AssetMissingError(
-            "MiniLM MLM head",
-            [str(weights), str(config_file)],
-            "reinstall textrobust (the head ships in textrobust/resources/mlm_head), or train one "
-            "with `python scripts/train_mlm_head.py --out <folder>` and pass that folder.",
-        )
-    config = json.loads(config_file.read_text(encoding="utf-8"))
-    if config.get("format") != HEAD_FORMAT:
-        raise ConfigError(
-            f"{config_file} is not a textrobust MLM head config (format {config.get('format')!r}, "
-            f"expected {HEAD_FORMAT!r})."
-        )
-    from safetensors.torch import load_file
-
-    params = {name: tensor.float() for name, tensor in load_file(str(weights)).items()}
+    weights = root / HEAD_WEIGHTS
+    params, config = read_weights_folder(
+        root, HEAD_WEIGHTS, HEAD_CONFIG, HEAD_FORMAT, "MiniLM MLM head",
+        "reinstall textrobust (the head ships in textrobust/resources/mlm_head), or train one "
+        "with `python scripts/train_mlm_head.py --out <folder>` and pass that folder.", "textrobust MLM head")
     expected = {"input.mean", "input.std", "mix", "dense.weight", "dense.bias", "norm.weight", "norm.bias", "bias"}
     if set(params) != expected:
         raise ConfigError(f"{weights} holds tensors {sorted(params)}; an MLM head has {sorted(expected)}.")

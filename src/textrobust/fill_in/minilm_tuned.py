@@ -21,13 +21,12 @@ head (6-10% / 1-2%), short of the issue's target (35% / 12%). Shipped: float16, 
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from textrobust.errors import AssetMissingError, ConfigError
-from textrobust.fill_in.minilm_mlm import MiniLMFillIn, load_minilm
+from textrobust.errors import ConfigError
+from textrobust.fill_in.minilm_mlm import MiniLMFillIn, load_minilm, read_weights_folder
 
 __all__ = ["TUNED_CONFIG", "TUNED_FORMAT", "TUNED_WEIGHTS", "load_tuned", "tuned_folder", "tuned_state"]
 
@@ -54,24 +53,13 @@ def tuned_state(encoder: Any, first: int) -> dict[str, Any]:
 def load_tuned(folder: str | Path | None = None) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """``(encoder tensors, head tensors, config)`` from a tuned folder (default: shipped), float32."""
     root = Path(folder).expanduser() if folder is not None else tuned_folder()
-    weights, config_file = root / TUNED_WEIGHTS, root / TUNED_CONFIG
-    if not weights.is_file() or not config_file.is_file():
-        raise AssetMissingError(
-            "tuned MiniLM fill-in",
-            [str(weights), str(config_file)],
-            "reinstall textrobust (the weights ship in textrobust/resources/minilm_tuned), or train them "
-            "with `python scripts/train_fill_in.py --out <folder>` and pass that folder.",
-        )
-    config = json.loads(config_file.read_text(encoding="utf-8"))
-    if config.get("format") != TUNED_FORMAT:
-        raise ConfigError(
-            f"{config_file} is not a tuned MiniLM config (format {config.get('format')!r}, expected {TUNED_FORMAT!r})."
-        )
-    from safetensors.torch import load_file
-
-    tensors = load_file(str(weights))
-    head = {name[len("head.") :]: t.float() for name, t in tensors.items() if name.startswith("head.")}
-    encoder_state = {name[len("encoder.") :]: t.float() for name, t in tensors.items() if name.startswith("encoder.")}
+    weights = root / TUNED_WEIGHTS
+    tensors, config = read_weights_folder(
+        root, TUNED_WEIGHTS, TUNED_CONFIG, TUNED_FORMAT, "tuned MiniLM fill-in",
+        "reinstall textrobust (the weights ship in textrobust/resources/minilm_tuned), or train them "
+        "with `python scripts/train_fill_in.py --out <folder>` and pass that folder.", "tuned MiniLM")
+    head = {name[len("head.") :]: t for name, t in tensors.items() if name.startswith("head.")}
+    encoder_state = {name[len("encoder.") :]: t for name, t in tensors.items() if name.startswith("encoder.")}
     if set(head) != _HEAD_KEYS or not encoder_state:
         raise ConfigError(f"{weights} lacks the head tensors {sorted(_HEAD_KEYS)} or the encoder layers.")
     return encoder_state, head, config
