@@ -121,7 +121,7 @@ def test_records_keep_predictions_and_compute_k(run: tuple[AttributionAnalysis, 
 
 
 def test_summary_and_section_validate(run: tuple[AttributionAnalysis, list[AttributionRecord]]) -> None:
-    from textrobust.report.schema import SCHEMA_VERSION, validate_report
+    from textrobust.report.testing import validate_section
 
     analysis, records = run
     summary = analysis.summarise(records, [])
@@ -132,18 +132,7 @@ def test_summary_and_section_validate(run: tuple[AttributionAnalysis, list[Attri
     assert summary.to_dict()["aucs"][0]["attack"] == "tea"
     section = analysis.section(summary, records, [], ["neg", "pos"])
     assert any(f["title"].startswith("Attribution map") for f in section["figures"])
-    entry = {"name": analysis.name, "title": analysis.title, "paper": analysis.paper,
-             "settings": analysis.settings.to_dict(), "counts": {"units": 2, "ok": 2, "errors": 0,
-                                                                 "budget_exhausted": 0},
-             "errors": [], **section}
-    report = {"schema": SCHEMA_VERSION, "textrobust_version": "0", "created_at": "2026-01-01T00:00:00+00:00",
-              "title": "t", "victim": {"name": "v", "path": "p"},
-              "data": {"name": "d", "split": "test", "examples": 2, "label_names": ["neg", "pos"]},
-              "verdict": {"level": "unknown", "headline": "h", "points": []},
-              "run": {"seconds": 1.0, "queries": 1, "executor": "local", "workers": 1, "store": "s",
-                      "resumed": False, "seed": 0},
-              "analyses": [entry]}
-    validate_report(report)
+    validate_section(analysis, section, units=2)
 
 
 def test_attribution_map_is_an_svg_without_raw_text_markup() -> None:
