@@ -428,13 +428,20 @@ def test_analysis_settings_are_validated() -> None:
     assert "RandomBaseline" in SecondOrderAnalysis({"method": "random"}).describe()["search"]
 
 
-def test_default_fill_in_is_the_fast_one() -> None:
+def test_default_fill_in_is_the_tuned_fast_one() -> None:
+    # issue 13: minilm_tuned meets the speed bar and beats minilm_mlm, so it is the default
+    # of Neighbor_k (second-order, bias), BAE and TEA
+    from textrobust.analyses.attribution.settings import AttributionSettings
     from textrobust.analyses.bias import BiasSettings
     from textrobust.analyses.second_order import SecondOrderSettings
-    from textrobust.fill_in import DEFAULT_FILL_IN
+    from textrobust.attack.recipes import garg_2020
+    from textrobust.fill_in import DEFAULT_FILL_IN, FILL_INS
 
-    assert DEFAULT_FILL_IN == "minilm_mlm"
-    assert SecondOrderSettings().fill_in == BiasSettings().fill_in == "minilm_mlm"
+    assert DEFAULT_FILL_IN == "minilm_tuned" and "minilm_mlm" in FILL_INS.names()
+    assert SecondOrderSettings().fill_in == BiasSettings().fill_in == "minilm_tuned"
+    # BAE and TEA name no fill-in: they take DEFAULT_FILL_IN when they build their source
+    assert "fill_in" not in garg_2020().source.kwargs()
+    assert AttributionSettings().fill_in is None
 
 
 def test_cli_registers_commands(tmp_path: Path) -> None:
@@ -447,7 +454,9 @@ def test_cli_registers_commands(tmp_path: Path) -> None:
     register(app)
     runner = CliRunner()
     out = runner.invoke(app, ["second-order", "--help"], terminal_width=200)
-    assert out.exit_code == 0 and "--method" in out.output and "causal_rescore (Gemma 3 270M)" in out.output
+    words = " ".join(out.output.replace("│", " ").split())  # the help column, unwrapped
+    assert out.exit_code == 0 and "--method" in words and "causal_rescore (Gemma 3 270M)" in words
+    assert "minilm_tuned (fast, the default)" in words
     out = runner.invoke(app, ["bias", "--help"])
     assert out.exit_code == 0 and "--exact-up-to" in out.output
     bad = runner.invoke(app, ["second-order", "--method", "nope", "--out", str(tmp_path / "unused")],
@@ -478,7 +487,7 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, planted_w
     assert section["counts"] == {"units": 2, "ok": 2, "errors": 0, "budget_exhausted": 0}
     with RunStore(out / "store.sqlite") as store:
         run = store.latest_run("second-order")
-        assert run is not None and run.config["settings"]["fill_in"] == "minilm_mlm"
+        assert run is not None and run.config["settings"]["fill_in"] == "minilm_tuned"
 
 
 def test_exports_and_light_import() -> None:

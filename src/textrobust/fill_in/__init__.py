@@ -15,7 +15,8 @@ Differences of scores are log-probability ratios in both cases. Routes:
 ========================  ==========================================================
 ``huggingface``           a local HF masked-LM folder (e.g. distilbert-base-uncased)
 ``minilm_mlm``            MiniLM + the MLM head trained by the project (ships here)
-``minilm_tuned``          MiniLM with top layers + head fine-tuned by the project (ships here)
+``minilm_tuned``          MiniLM with top layers + head fine-tuned by the project (ships here;
+                          the default, :data:`DEFAULT_FILL_IN`)
 ``causal_rescore``        Gemma 3 270M: propose from the left, rescore the sentence
 ========================  ==========================================================
 

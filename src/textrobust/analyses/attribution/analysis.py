@@ -10,7 +10,7 @@ The summary gives Figure 2's curves (means and standard deviations per rho), AUC
 attack and TEA's relative increase over TEF (Figure 3).
 
 Candidates: TEA asks the project's fill-in (``textrobust.fill_in``; the default is the
-fast ``minilm_mlm`` route, ``causal_rescore`` or a local masked-LM folder by name), |C| = 15
+fast ``minilm_tuned`` route, ``causal_rescore`` or a local masked-LM folder by name), |C| = 15
 whole words per word; TEF the 15 nearest counter-fitted GloVe neighbours (the project
 counter-fits GloVe itself: no counter-fitted vectors exist offline). Stop words are never
 substituted (Algorithm 1, line 8).
