@@ -37,6 +37,19 @@ class CnnClassifier(ZooModule):
         self.dropout = nn.Dropout(config.dropout)
         self.out = nn.Linear(config.filters * len(config.widths), num_labels)
 
+    #: Evaluate batches of edits of one text incrementally at inference (see
+    #: :mod:`textrobust.zoo.cnn_edits`); False always runs the full convolution.
+    incremental: bool = True
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.incremental and not self.training and not torch.is_grad_enabled():
+            from textrobust.zoo.cnn_edits import edited_forward
+
+            logits = edited_forward(self, ids, mask)
+            if logits is not None:
+                return logits
+        return self.forward_embedded(self.embed(ids), mask)
+
     def forward_embedded(self, embeddings: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         x = (embeddings * mask.unsqueeze(-1).to(embeddings.dtype)).transpose(1, 2)  # [B, D, T]
         blocked = ~mask.unsqueeze(1)  # [B, 1, T]: windows starting on padding

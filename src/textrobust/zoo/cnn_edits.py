@@ -1,0 +1,188 @@
+"""The CNN's answer to a batch of *edits of one text*, computed without re-running the
+convolution over the words the edits leave alone.
+
+An attack sends the victim batches of near-copies: every candidate of greedy search is the
+current text with one word changed, every member of a genetic population differs from
+the original in a few words. In a convolution of width w, a changed word at position p
+only changes the w windows that start in ``[p - w + 1, p]``; every other window's
+activation is that of the shared text, and by linearity a window holding an edit at
+offset k differs from the shared text's window by ``(E[new] - E[old]) . W_k`` before the
+ReLU. So the batch's *reference* row (the most common id in every column) is convolved
+once (pre-activations ``z_ref``), each edit costs one product of its embedding change with
+the kernels, and the max over time is the larger of the edited windows' maximum and the
+reference's maximum over the untouched windows (a prefix/suffix maximum for one edit, a
+masked maximum for more). The convolutions of all widths run as one of the widest width
+(narrower kernels padded with zero weights).
+
+Same numbers as :meth:`CnnClassifier.forward_embedded` up to float32 rounding (about
+1e-6 on the logits: the same dot products, summed in another order); the tests compare the
+two on random batches. Written here because no library offers incremental evaluation of
+a convolution over edited inputs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+if TYPE_CHECKING:
+    from textrobust.zoo.cnn import CnnClassifier
+
+__all__ = ["MAX_EDITS", "MIN_ROWS", "edited_forward"]
+
+#: Rows may differ from the reference in at most this many positions.
+MAX_EDITS = 3
+#: Below this many rows the full forward pass is as cheap.
+MIN_ROWS = 4
+
+
+def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+    """Logits ``[B, L]`` of ``ids`` ``[B, T]`` when the rows are edits of one text (same
+    mask, at most :data:`MAX_EDITS` positions off the column-wise most common id, and
+    fewer recomputed windows than a full pass); None when they are not, and the caller
+    runs the full forward pass."""
+    rows = ids.shape[0]
+    if rows < MIN_ROWS:
+        return None
+    if not bool((mask == mask[0]).all()):
+        return None
+    mask0 = mask[0]
+    n = int(mask0.sum())
+    if n == 0 or not bool(mask0[:n].all()):
+        return None
+    widest = max(model.config.widths)
+    reference = torch.mode(ids, dim=0).values  # [T]
+    diff = (ids != reference) & mask0  # padding columns are masked out of every row anyway
+    edits = int(diff.sum(dim=1).max())
+    if edits > MAX_EDITS:
+        original = _deleted_from(ids[:, :n])
+        if original is None:
+            return None
+        return _deletions_forward(model, ids[:, :n], original, widest)
+    edits = max(edits, 1)
+    # positions of each row's edits, in order; a row with fewer edits pads with a
+    # non-edit ("real" False), whose embedding change is zero
+    order = torch.sort(diff.to(torch.int8), dim=1, descending=True, stable=True)
+    positions = order.indices[:, :edits]  # [B, m]
+    real = order.values[:, :edits].bool()
+
+    weight, z_ref = _reference(model, reference[:n], widest)  # [F, D, w], [n, F] before the ReLU
+    # what each edit adds to a window that holds it at offset k: (E[new] - E[old]) . W_k
+    change = model.embedding(ids.gather(1, positions)) - model.embedding(reference[positions])  # [B, m, D]
+    change = change * real.unsqueeze(-1).to(change.dtype)
+    delta = torch.einsum("bmd,fdk->bmkf", change, weight)  # [B, m, w, F]
+    new = _edited_windows(z_ref, delta, positions, real, widest)  # [B, F]
+    a_ref = F.relu(z_ref).T  # [F, n]
+    if edits == 1:
+        kept = _outside_one_window(a_ref, positions[:, 0], widest)
+    else:
+        kept = _outside_windows(a_ref, positions, widest)
+    return model.out(model.dropout(torch.maximum(new, kept)))
+
+
+def _reference(model: CnnClassifier, words: torch.Tensor, w: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The stacked kernels ``[F, D, w]`` and the pre-activations ``[n, F]`` of every
+    window of the text ``words`` ``[n]`` (windows running past the end over zeros)."""
+    weight = _stacked_kernels(model, w)
+    bias = torch.cat([conv.bias for conv in model.convs])
+    x = model.embedding(words)  # [n, D]
+    windows = F.pad(x, (0, 0, 0, w - 1)).unfold(0, w, 1)  # [n, D, w]
+    return weight, F.linear(windows.reshape(len(words), -1), weight.reshape(weight.shape[0], -1), bias)
+
+
+def _deleted_from(rows: torch.Tensor) -> torch.Tensor | None:
+    """The text ``[n + 1]`` of which every row of ``rows`` ``[B, n]`` is a copy with one
+    word deleted (a leave-one-out batch), or None. Guessed from the first two rows that
+    differ, then verified on every row."""
+    first = rows[0]
+    differs = (rows != first).any(dim=1).nonzero()
+    if len(differs) == 0:
+        return None
+    other = rows[int(differs[0])]
+    c = int((first != other).nonzero()[0])
+    # either `first` lost a word at c and `other` later, or the other way round
+    for early, late in ((other, first), (first, other)):
+        guess = torch.cat([early[: c + 1], late[c:]])
+        if _deletion_positions(rows, guess) is not None:
+            return guess
+    return None
+
+
+def _deletion_positions(rows: torch.Tensor, original: torch.Tensor) -> torch.Tensor | None:
+    """Where each row lost its word of ``original`` (the first position it differs), or
+    None when a row is not ``original`` with one word deleted."""
+    n = rows.shape[1]
+    same_prefix = (rows == original[:n]).to(torch.int8).cumprod(dim=1)
+    deleted = same_prefix.sum(dim=1)  # first position that differs (n: the last word was deleted)
+    after = torch.arange(n) >= deleted.unsqueeze(1)
+    if not bool(((rows == original[1:]) | ~after).all()):
+        return None
+    return deleted
+
+
+def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch.Tensor, w: int) -> torch.Tensor:
+    """Logits of a leave-one-out batch: a row without word d keeps ``original``'s windows
+    that start before ``d - w + 1`` and, shifted by one, those that start after d; only the
+    ``w - 1`` windows straddling the gap are new."""
+    deleted = _deletion_positions(rows, original)
+    assert deleted is not None  # checked by _deleted_from
+    total = len(original)
+    weight, z = _reference(model, original, w)
+    kept = _outside_one_window(F.relu(z).T, deleted, w)
+    if w == 1:  # no window straddles the gap
+        return model.out(model.dropout(kept))
+    starts = deleted.unsqueeze(1) - (w - 1) + torch.arange(w - 1)  # [B, w-1]: the row's windows over the gap
+    index = starts.unsqueeze(-1) + torch.arange(w)  # [B, w-1, w], in the row's words
+    index = index + (index >= deleted[:, None, None]).to(index.dtype)  # in the original's words
+    inside = (index >= 0) & (index < total)
+    x = model.embedding(original[index.clamp(0, total - 1)]) * inside.unsqueeze(-1).to(torch.float32)
+    bias = torch.cat([conv.bias for conv in model.convs])
+    h = F.relu(F.linear(x.transpose(-1, -2).reshape(*starts.shape, -1), weight.reshape(weight.shape[0], -1), bias))
+    new = h.masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=1)  # [B, F]
+    return model.out(model.dropout(torch.maximum(new, kept)))
+
+
+def _stacked_kernels(model: CnnClassifier, widest: int) -> torch.Tensor:
+    """Every convolution's kernel as one of width ``widest`` (narrower kernels padded with
+    zero weights on the right, so they see the same words): ``[F_total, D, widest]``, in
+    the order of the model's pooled features."""
+    return torch.cat([F.pad(conv.weight, (0, widest - w)) for conv, w in zip(model.convs, model.config.widths)])
+
+
+def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.Tensor, real: torch.Tensor,
+                    w: int) -> torch.Tensor:
+    """The max over each row's windows that hold an edit (those starting in
+    ``[p - w + 1, p]`` for each edit p, from position 0 on): ``[B, F]``. A window's value
+    is the reference's plus the change of every edit inside it."""
+    rows, edits = positions.shape
+    starts = positions.unsqueeze(-1) - torch.arange(w)  # [B, m, w]: window (i, k) holds edit i at offset k
+    offsets = positions[:, None, None, :] - starts.unsqueeze(-1)  # [B, m, w, m]: edit j's offset in window (i, k)
+    inside = (offsets >= 0) & (offsets < w) & real[:, None, None, :]
+    flat = (torch.arange(edits) * w + offsets.clamp(0, w - 1)).reshape(rows, -1)  # index into [m * w]
+    picked = delta.reshape(rows, edits * w, -1).gather(1, flat.unsqueeze(-1).expand(-1, -1, delta.shape[-1]))
+    picked = picked.reshape(rows, edits, w, edits, -1) * inside.unsqueeze(-1).to(delta.dtype)
+    z = z_ref[starts.clamp(min=0)] + picked.sum(dim=3)  # [B, m, w, F]
+    h = F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0)  # ReLU >= 0, so 0 is neutral
+    return h.amax(dim=(1, 2))
+
+
+def _outside_one_window(a_ref: torch.Tensor, p: torch.Tensor, w: int) -> torch.Tensor:
+    """The reference's max over the windows not starting in ``[p - w + 1, p]``, by prefix
+    and suffix maxima: ``[B, F]``."""
+    filters, t = a_ref.shape
+    zero = a_ref.new_zeros(filters, 1)
+    prefix = torch.cat([zero, torch.cummax(a_ref, dim=1).values], dim=1)  # prefix[:, k] = max over t < k
+    suffix = torch.cat([torch.cummax(a_ref.flip(1), dim=1).values.flip(1), zero], dim=1)  # suffix[:, k] = max t >= k
+    left = prefix[:, (p - w + 1).clamp(min=0)]  # [F, B]
+    right = suffix[:, (p + 1).clamp(max=t)]
+    return torch.maximum(left, right).T
+
+
+def _outside_windows(a_ref: torch.Tensor, positions: torch.Tensor, w: int) -> torch.Tensor:
+    """The reference's max over the windows no edit touches: ``[B, F]``."""
+    t = a_ref.shape[1]
+    time = torch.arange(t)
+    touched = ((time >= positions.unsqueeze(-1) - (w - 1)) & (time <= positions.unsqueeze(-1))).any(dim=1)  # [B, T]
+    return a_ref.unsqueeze(0).masked_fill(touched.unsqueeze(1), 0.0).amax(dim=2)

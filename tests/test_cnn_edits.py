@@ -1,0 +1,140 @@
+"""The zoo CNN's incremental forward pass over batches of edits of one text
+(:mod:`textrobust.zoo.cnn_edits`) gives the full pass's logits, and steps aside when the
+batch is not such a batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from textrobust.text import Text
+from textrobust.victims.torch import TorchVictim
+from textrobust.zoo.cnn import CnnClassifier, CnnConfig
+from textrobust.zoo.cnn_edits import MAX_EDITS, MIN_ROWS, edited_forward
+from textrobust.zoo.vocab import WordVocab
+
+VOCAB = 40
+
+
+def _model(seed: int, widths: tuple[int, ...] = (3, 4, 5), labels: int = 3) -> CnnClassifier:
+    torch.manual_seed(seed)
+    model = CnnClassifier(CnnConfig(embed_dim=6, widths=widths, filters=5, dropout=0.0), VOCAB, labels).eval()
+    with torch.no_grad():  # biases negative enough that some ReLUs are off: the max over time matters
+        for conv in model.convs:
+            conv.bias.sub_(0.3)
+    return model
+
+
+def _full(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return model.forward_embedded(model.embed(ids), mask)
+
+
+def _padded(rows: torch.Tensor, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    mask = torch.ones(rows.shape, dtype=torch.bool)
+    return F.pad(rows, (0, pad)), F.pad(mask, (0, pad))
+
+
+widths_strategy = st.sampled_from([(3, 4, 5), (1,), (2, 3), (5,), (1, 7)])
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 30), rows=st.integers(MIN_ROWS, 24),
+       edits=st.integers(0, MAX_EDITS), pad=st.integers(0, 4), widths=widths_strategy,
+       small_vocab=st.booleans())
+def test_substitution_batches_give_the_full_logits(seed: int, n: int, rows: int, edits: int, pad: int,
+                                                   widths: tuple[int, ...], small_vocab: bool) -> None:
+    model = _model(seed % 97, widths)
+    g = torch.Generator().manual_seed(seed)
+    high = 4 if small_vocab else VOCAB  # few words: repeated words and ties in the column mode
+    base = torch.randint(1, high, (n,), generator=g)
+    batch = base.repeat(rows, 1)
+    for r in range(rows):
+        count = int(torch.randint(0, edits + 1, (1,), generator=g))
+        for p in torch.randint(0, n, (count,), generator=g).tolist():
+            batch[r, p] = int(torch.randint(1, high, (1,), generator=g))
+    ids, mask = _padded(batch, pad)
+    with torch.inference_mode():
+        fast = edited_forward(model, ids, mask)
+        full = _full(model, ids, mask)
+    assert fast is not None  # at most MAX_EDITS off the mode in every row: always taken
+    np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=2e-5, rtol=1e-5)
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 30), pad=st.integers(0, 3), widths=widths_strategy,
+       small_vocab=st.booleans(), sort=st.booleans())
+def test_leave_one_out_batches_give_the_full_logits(seed: int, n: int, pad: int, widths: tuple[int, ...],
+                                                    small_vocab: bool, sort: bool) -> None:
+    model = _model(seed % 89, widths)
+    g = torch.Generator().manual_seed(seed)
+    original = torch.randint(1, 3 if small_vocab else VOCAB, (n,), generator=g)  # "a a b a ..." repeats
+    chosen = torch.randperm(n, generator=g)[: max(MIN_ROWS, int(torch.randint(1, n + 1, (1,), generator=g)))]
+    if sort:
+        chosen = chosen.sort().values
+    batch = torch.stack([torch.cat([original[:d], original[d + 1:]]) for d in chosen.tolist()])
+    ids, mask = _padded(batch, pad)
+    with torch.inference_mode():
+        fast = edited_forward(model, ids, mask)
+        full = _full(model, ids, mask)
+    if fast is not None:
+        np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=2e-5, rtol=1e-5)
+
+
+def test_a_typical_leave_one_out_batch_takes_the_incremental_path() -> None:
+    model = _model(1)
+    original = torch.arange(1, 21)
+    batch = torch.stack([torch.cat([original[:d], original[d + 1:]]) for d in range(20)])
+    mask = torch.ones(batch.shape, dtype=torch.bool)
+    with torch.inference_mode():
+        fast = edited_forward(model, batch, mask)
+    assert fast is not None
+    np.testing.assert_allclose(fast.numpy(), _full(model, batch, mask).detach().numpy(), atol=2e-5)
+
+
+@pytest.mark.parametrize("case", ["few rows", "unequal lengths", "too many edits", "unrelated rows"])
+def test_other_batches_take_the_full_pass(case: str) -> None:
+    model = _model(2)
+    g = torch.Generator().manual_seed(3)
+    base = torch.randint(1, VOCAB, (12,), generator=g)
+    batch = base.repeat(8, 1)
+    mask = torch.ones(batch.shape, dtype=torch.bool)
+    if case == "few rows":
+        batch, mask = batch[: MIN_ROWS - 1], mask[: MIN_ROWS - 1]
+    elif case == "unequal lengths":
+        mask[0, 10:] = False
+    elif case == "too many edits":
+        batch[0, : MAX_EDITS + 1] = (batch[0, : MAX_EDITS + 1] % (VOCAB - 1)) + 1
+    else:
+        batch = torch.randint(1, VOCAB, batch.shape, generator=g)
+    with torch.inference_mode():
+        assert edited_forward(model, batch, mask) is None
+        logits = model(batch, mask)  # the module falls back to the full pass
+    np.testing.assert_allclose(logits.numpy(), _full(model, batch, mask).detach().numpy(), atol=1e-6)
+
+
+def test_training_and_gradients_use_the_full_pass() -> None:
+    model = _model(4)
+    base = torch.randint(1, VOCAB, (10,))
+    batch = base.repeat(6, 1)
+    batch[:, 3] = torch.arange(1, 7)
+    mask = torch.ones(batch.shape, dtype=torch.bool)
+    logits = model(batch, mask)  # grad mode: differentiable full pass
+    logits.sum().backward()
+    assert model.convs[0].weight.grad is not None and model.convs[0].weight.grad.abs().sum() > 0
+
+
+def test_a_victim_answers_alike_with_and_without_the_incremental_pass() -> None:
+    model = _model(5, labels=2)
+    words = [f"w{i}" for i in range(VOCAB - 2)]
+    vocab = WordVocab.build([Text.from_string(" ".join(words))], max_size=VOCAB - 2, max_length=64)
+    victim = TorchVictim(model, vocab, ("neg", "pos"))
+    start = Text.from_string(" ".join(words[:15]))
+    texts = [start.replace(i % 15, words[(i * 7) % len(words)]) for i in range(30)]
+    texts += [Text.from_string(" ".join(w for j, w in enumerate(start.words) if j != d)) for d in range(15)]
+    fast = victim.probabilities(texts)
+    model.incremental = False
+    full = victim.probabilities(texts)
+    np.testing.assert_allclose(fast, full, atol=1e-6)
+    assert (fast.argmax(1) == full.argmax(1)).all()
