@@ -14,6 +14,7 @@ from torch import nn
 
 from textrobust.config import Config
 from textrobust.zoo.base import ZooModule
+from textrobust.zoo.cnn_edits import edited_forward
 
 __all__ = ["CnnClassifier", "CnnConfig"]
 
@@ -43,8 +44,6 @@ class CnnClassifier(ZooModule):
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.incremental and not self.training and not torch.is_grad_enabled():
-            from textrobust.zoo.cnn_edits import edited_forward
-
             logits = edited_forward(self, ids, mask)
             if logits is not None:
                 return logits
