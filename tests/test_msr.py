@@ -56,7 +56,7 @@ def _run(victim, settings=FAST, space=None):
 def test_bounds_per_word_and_per_set_never_contradict(kind):
     analysis, records = _run(_victim(kind))
     for r in records:
-        assert r.lower_status == "ok" and r.lower_method == ("ibp" if kind == "lstm" else "crown")
+        assert r.lower_status == "ok" and r.lower_method == ("linear" if kind == "lstm" else "crown")
         assert len(r.words) == min(len(r.text), 8)  # out-of-vocabulary words are <unk>, which has a vector
         for w in r.words:
             assert w.lower is not None and 0.0 <= w.lower <= 1.0

@@ -6,8 +6,10 @@ pins torch<1.13 and numpy 1 APIs) and PyPI's ``bound-propagation`` is GPL-3 and
 feed-forward only. Covered: the embedding box/ball on the positions ``I`` (normalised to
 [0, 1] per dimension), Conv1d with the zoo's padding, ReLU, max-pool over time with masks,
 mean pooling, linear layers (CROWN and IBP), and the bidirectional LSTM over real
-positions only (IBP). Soundness is tested against an exact MILP, projected gradient
-attacks and sampling (``tests/test_bounds*.py``).
+positions only (POPQORN's setting: linear lines for sigmoid/tanh and McCormick planes for
+their products, in forward mode, :mod:`~textrobust.bounds.lstm_linear`; and IBP).
+Soundness is tested against an exact MILP, a dense grid, projected gradient attacks and
+sampling (``tests/test_bounds*.py``).
 
 Importing this package does not import torch; the modules below do.
 """

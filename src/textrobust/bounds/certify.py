@@ -3,7 +3,8 @@
 La Malfa et al. (2020), Section 2.3: ``eps_l`` is the largest radius for which every text
 of ``Ball(x, eps_l)`` (Definition 1, over the positions ``I``) keeps the network's class.
 :class:`Verifier` bounds the margin ``logit_y - logit_c`` from below over a region
-(CROWN for CNN and bag of words, IBP for the LSTM and as a fallback) and
+(CROWN for CNN and bag of words, forward-mode linear relaxation for the LSTM, IBP as the
+cheap alternative) and
 :meth:`Verifier.lower_radius` bisects on ``eps`` in ``[0, d]`` (``d`` the diameter over
 ``I``) until the bracket ``[lo, hi]`` is at most ``tolerance * hi`` wide (relative, so the
 small radii of recurrent models keep their digits), returning its certified end.
@@ -13,8 +14,9 @@ float64 on a float64 copy of the model while the victim runs in float32, so a re
 counts as certified only when every margin's lower bound exceeds :data:`MARGIN_TOL`
 (1e-4 logits), far above the float32 rounding of these small models. The reported CROWN
 bound is the larger of CROWN's and IBP's (both sound), so it is never looser than IBP.
-Departure from the paper: POPQORN's linear planes for the LSTM's sigmoid/tanh products are
-not implemented here; the LSTM gets IBP only (``method_used == "ibp"``), sound but looser.
+The LSTM's linear bound (:mod:`textrobust.bounds.lstm_linear`, POPQORN's setting, its
+``method_used`` is ``"linear"``) is likewise the larger of it and IBP; its departures
+from POPQORN (forward mode, McCormick planes instead of optimised ones) are stated there.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import torch
 
 from textrobust.bounds.crown import affine_preactivations, crown_margin_lower
 from textrobust.bounds.ibp import margin_lower_ibp
+from textrobust.bounds.lstm_linear import lstm_linear_margin_lower
 from textrobust.bounds.region import EmbeddingScale, Norm, Region, ball, diameter
 from textrobust.bounds.support import architecture_of
 from textrobust.errors import ConfigError
@@ -56,6 +59,9 @@ def _one_thread() -> Iterator[None]:
 
 
 class BoundMethod(str, Enum):
+    """``crown``: linear relaxation (CROWN for the CNN and bag of words, the forward-mode
+    relaxation of :mod:`textrobust.bounds.lstm_linear` for the LSTM); ``ibp``: intervals."""
+
     CROWN = "crown"
     IBP = "ibp"
 
@@ -68,7 +74,7 @@ class RadiusBound:
     eps: float  # in the normalised space
     diameter: float
     method: str  # the method asked for
-    method_used: str  # what ran (the LSTM has IBP only)
+    method_used: str  # what ran: "crown" (CNN, bag of words), "linear" (LSTM) or "ibp"
     bisection_steps: int
 
     @property
@@ -124,9 +130,19 @@ class Verifier:
             if method is BoundMethod.CROWN and self.kind in ("cnn", "bow"):
                 bound = torch.maximum(crown_margin_lower(self.model, self.kind, region, label, pre), ibp)
                 used = "crown"
+            elif method is BoundMethod.CROWN:  # the LSTM
+                bound = torch.maximum(lstm_linear_margin_lower(self.model, region, label), ibp)
+                used = "linear"
         bound = bound.clone()
         bound[label] = float("inf")
         return bound, used
+
+    def method_used(self, method: BoundMethod | str = BoundMethod.CROWN) -> str:
+        """What runs for ``method`` on this model: ``"ibp"``, ``"crown"`` (CNN, bag of words)
+        or ``"linear"`` (the LSTM's forward-mode linear relaxation)."""
+        if BoundMethod(method) is BoundMethod.IBP:
+            return "ibp"
+        return "linear" if self.kind == "lstm" else "crown"
 
     def certifies(self, region: Region, label: int, method: BoundMethod | str = BoundMethod.CROWN,
                   pre: Any = None) -> bool:
@@ -162,7 +178,7 @@ class Verifier:
         d = diameter(center, positions, norm, self.scale)
         if label is None:
             label = int(self.logits(center).argmax())
-        used = "ibp" if method is BoundMethod.IBP or self.kind == "lstm" else "crown"
+        used = self.method_used(method)
 
         pre = None
         if used == "crown":

@@ -8,7 +8,8 @@ from textrobust.errors import CapabilityError
 
 __all__ = ["SUPPORTED", "UnsupportedArchitecture", "architecture_of", "supported"]
 
-#: The zoo architectures with sound bounds: CNN and bag of words (CROWN and IBP), LSTM (IBP).
+#: The zoo architectures with sound bounds: CNN and bag of words (CROWN and IBP), LSTM (forward-mode
+#: linear relaxation, :mod:`textrobust.bounds.lstm_linear`, and IBP).
 SUPPORTED = ("cnn", "bow", "lstm")
 
 

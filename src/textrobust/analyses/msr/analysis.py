@@ -12,7 +12,8 @@ the victim's *prediction* (the MSR is about the decision boundary, not the label
   part of speech in context (spaCy, offline); a set's bound is the distance of the closest
   success that changed only words of the set, over the set's diameter;
 - **lower bound** (Section 2.3): :class:`~textrobust.bounds.certify.Verifier` (CROWN for
-  the zoo's CNN and bag of words, IBP for its LSTM), by bisection to a relative
+  the zoo's CNN and bag of words, a forward-mode linear relaxation in POPQORN's setting
+  for its LSTM, or IBP when asked), by bisection to a relative
   ``tolerance``, for every word (``|I| = 1``) and for ``multi_sets`` random sets of each
   size ``2..max_words`` (the paper, too, estimates multi-word bounds on random sets);
 - the gap between them, the lower bound by word position (Figure 6), and LIME's word
@@ -216,9 +217,9 @@ class MsrAnalysis(Analysis):
     """Maximal safe radius: MCTS upper bound, bound-propagation lower bound, per word."""
 
     name = "msr"
-    title = "Maximal safe radius (MCTS upper, CROWN/IBP lower bounds)"
-    paper = _PAPER + ": Definition 1, MCTS (Section 2.2, Algorithm 1), CNN-Cert-style lower bounds (IBP for LSTMs) " \
-                     "(Section 2.3), Tables 2-3, Figure 6, the LIME comparison (Section 3.3)."
+    title = "Maximal safe radius (MCTS upper, linear-relaxation/IBP lower bounds)"
+    paper = _PAPER + ": Definition 1, MCTS (Section 2.2, Algorithm 1), CNN-Cert-style lower bounds (POPQORN-style " \
+                     "linear relaxation for LSTMs, McCormick product planes) (Section 2.3), Tables 2-3, Figure 6, the LIME comparison (Section 3.3)."
     settings_type = MsrSettings
     record_type = MsrRecord
 
@@ -319,7 +320,7 @@ class MsrAnalysis(Analysis):
                 after = int(np.asarray(layer.probabilities([closest.text]))[0].argmax())
             return MsrRecord(
                 example.id, "analysed", layer.queries - before, time.perf_counter() - began, text, example.label,
-                predicted, status, "" if verifier is None else ("ibp" if verifier.kind == "lstm" else s.method.value),
+                predicted, status, "" if verifier is None else verifier.method_used(s.method.value),
                 space.name, tuple(words), set_bounds, len(result.successes),
                 None if closest is None else closest.text, result.vertices, lower_seconds, upper_seconds,
                 len(lower), spearman, result.outcome.budget_exhausted, after)
