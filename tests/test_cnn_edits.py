@@ -138,3 +138,21 @@ def test_a_victim_answers_alike_with_and_without_the_incremental_pass() -> None:
     full = victim.probabilities(texts)
     np.testing.assert_allclose(fast, full, atol=1e-6)
     assert (fast.argmax(1) == full.argmax(1)).all()
+
+
+def test_changed_weights_are_seen_by_the_next_incremental_pass() -> None:
+    model = _model(6)
+    base = torch.randint(1, VOCAB, (12,))
+    batch = base.repeat(6, 1)
+    batch[:, 4] = torch.arange(1, 7)
+    mask = torch.ones(batch.shape, dtype=torch.bool)
+    with torch.inference_mode():
+        before = edited_forward(model, batch, mask)
+    with torch.no_grad():
+        model.convs[1].weight.mul_(-2.0)  # in place, as an optimiser step or load_state_dict
+    with torch.inference_mode():
+        after = edited_forward(model, batch, mask)
+        full = _full(model, batch, mask)
+    assert before is not None and after is not None
+    assert not torch.allclose(before, after)
+    np.testing.assert_allclose(after.numpy(), full.numpy(), atol=2e-5)

@@ -112,6 +112,17 @@ def test_vocab_encodes_unk_pad_truncation_and_word_index() -> None:
     assert enc.ids.dtype == np.int64 and enc.lengths.tolist() == [4, 1, 1]
 
 
+def test_vocab_ids_by_typed_word_stay_right_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrobust.zoo import vocab as vocab_module
+
+    monkeypatch.setattr(vocab_module._IdsAsTyped, "LIMIT", 3)
+    vocab = WordVocab(["good", "film"], max_length=16)
+    text = Text.from_string("Good GOOD good film Film FILM odd Odd")
+    for _ in range(3):  # cached, emptied at the limit, filled again: always the same ids
+        assert vocab.encode([text]).ids.tolist() == [[2, 2, 2, 3, 3, 3, 1, 1]]
+        assert len(vocab._as_typed) <= 3
+
+
 def test_vocab_build_counts_and_round_trips(tmp_path: Path) -> None:
     texts = [Text.from_string("good good bad film"), Text.from_string("Good plot")]
     vocab = WordVocab.build(texts, min_count=2, extra_words=["great", "good"], max_length=7)

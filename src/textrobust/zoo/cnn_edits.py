@@ -85,8 +85,7 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
 def _reference(model: CnnClassifier, words: torch.Tensor, w: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The stacked kernels ``[F, D, w]`` and the pre-activations ``[n, F]`` of every
     window of the text ``words`` ``[n]`` (windows running past the end over zeros)."""
-    weight = _stacked_kernels(model, w)
-    bias = torch.cat([conv.bias for conv in model.convs])
+    weight, bias = _stacked_kernels(model, w)
     x = model.embedding(words)  # [n, D]
     windows = F.pad(x, (0, 0, 0, w - 1)).unfold(0, w, 1)  # [n, D, w]
     return weight, F.linear(windows.reshape(len(words), -1), weight.reshape(weight.shape[0], -1), bias)
@@ -138,17 +137,26 @@ def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch
     index = index + (index >= deleted[:, None, None]).to(index.dtype)  # in the original's words
     inside = (index >= 0) & (index < total)
     x = model.embedding(original[index.clamp(0, total - 1)]) * inside.unsqueeze(-1).to(torch.float32)
-    bias = torch.cat([conv.bias for conv in model.convs])
+    bias = _stacked_kernels(model, w)[1]
     h = F.relu(F.linear(x.transpose(-1, -2).reshape(*starts.shape, -1), weight.reshape(weight.shape[0], -1), bias))
     new = h.masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=1)  # [B, F]
     return model.out(model.dropout(torch.maximum(new, kept)))
 
 
-def _stacked_kernels(model: CnnClassifier, widest: int) -> torch.Tensor:
+def _stacked_kernels(model: CnnClassifier, widest: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Every convolution's kernel as one of width ``widest`` (narrower kernels padded with
-    zero weights on the right, so they see the same words): ``[F_total, D, widest]``, in
-    the order of the model's pooled features."""
-    return torch.cat([F.pad(conv.weight, (0, widest - w)) for conv, w in zip(model.convs, model.config.widths)])
+    zero weights on the right, so they see the same words): ``[F_total, D, widest]``, and
+    the biases, in the order of the model's pooled features. Kept on the model until a
+    weight changes (the key holds every parameter's storage and version counter)."""
+    params = [p for conv in model.convs for p in (conv.weight, conv.bias)]
+    key = tuple((p.data_ptr(), p._version) for p in params)
+    cached = model.__dict__.get("_stacked_kernels")
+    if cached is not None and cached[0] == key:
+        return cached[1], cached[2]
+    weight = torch.cat([F.pad(conv.weight, (0, widest - w)) for conv, w in zip(model.convs, model.config.widths)])
+    bias = torch.cat([conv.bias for conv in model.convs])
+    model.__dict__["_stacked_kernels"] = (key, weight, bias)
+    return weight, bias
 
 
 def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.Tensor, real: torch.Tensor,

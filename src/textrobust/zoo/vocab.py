@@ -28,6 +28,25 @@ UNK = "<unk>"
 _FORMAT = "textrobust-word-vocab"
 
 
+class _IdsAsTyped(dict[str, int]):
+    """Ids by the word as typed, filled on first sight from the lowercased table: an
+    attack encodes the same few hundred words thousands of times, and a dict hit in C is
+    cheaper than ``str.lower`` plus a lookup. Emptied past :attr:`LIMIT` entries, so
+    hostile input with millions of distinct words cannot grow it without bound."""
+
+    LIMIT = 200_000
+
+    def __init__(self, lowered: dict[str, int]) -> None:
+        super().__init__()
+        self._lowered = lowered
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        found = self[word] = self._lowered.get(word.lower(), 1)
+        return found
+
+
 class WordVocab:
     """Maps lowercased words to ids; ``encode(texts)`` gives an :class:`Encoded` batch.
 
@@ -50,6 +69,7 @@ class WordVocab:
             if w not in self._ids:
                 self._ids[w] = len(self._words)
                 self._words.append(w)
+        self._as_typed = _IdsAsTyped(self._ids)
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
@@ -107,9 +127,9 @@ class WordVocab:
     # ---- encoding --------------------------------------------------------------------
     def encode(self, texts: Sequence[Text]) -> Encoded:
         """Pad ``texts`` to the longest (at most ``max_length`` tokens)."""
-        get = self._ids.get
+        ids = self._as_typed
         limit = self.max_length
-        rows = [[get(w.lower(), 1) for w in t.words[:limit]] for t in texts]
+        rows = [[ids[w] for w in t.words[:limit]] for t in texts]
         n = len(rows)
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
         width = max(int(lengths.max()) if n else 0, 1)
