@@ -223,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument(
+        "--full-forward",
+        action="store_true",
+        help="switch off the zoo CNN's incremental forward over batches of edits (the full convolution, as "
+        "before it existed); the same flag goes to both sides",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="run under cProfile (slower; not for the table)",
@@ -267,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         for e in inputs["examples"][: args.limit]
     ]
     victim = load_victim(inputs["victim"], batch_size=args.victim_batch)
+    if args.full_forward and hasattr(victim.module, "incremental"):
+        victim.module.incremental = False
     clock = ForwardClock(victim)
     layer = QueryLayer(victim, batch_size=64)
     vectors = prepare.load_vectors(inputs["space"])

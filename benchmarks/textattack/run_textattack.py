@@ -180,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument(
+        "--full-forward",
+        action="store_true",
+        help="switch off the zoo CNN's incremental forward over batches of edits (the full convolution, as "
+        "before it existed); the same flag goes to both sides",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="run under cProfile (slower; not for the table)",
@@ -207,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import_seconds = time.perf_counter() - t_import
     victim = load_victim(inputs["victim"], batch_size=64)
+    if args.full_forward and hasattr(victim.module, "incremental"):
+        victim.module.incremental = False
     wrapper = _wrapper_class()(victim)
     attack = build_attack(
         args.search,
