@@ -7,7 +7,9 @@ examples (the radius analysis's cleaned WordNet synonyms, eta 5), largest first,
 ``--texts`` texts of Omega_3; then, best of ``--repeats`` alternating runs:
 
 - raw: ``victim.probabilities`` on the very same texts, pre-built (no enumeration, no
-  query layer: the physical limit of the text interface);
+  query layer: the physical limit of the text interface), one space at a time as the
+  prover sends them (so the zoo CNN's incremental pass over edits of one text,
+  ``zoo/cnn_edits.py``, serves the raw path as it serves the prover);
 - text path: the prover enumerating layers 0..3 as :class:`~textrobust.text.Text`
   objects through the query layer (no cache), with a goal that never succeeds;
 - id path: the same, layers built as word-id rows (:class:`WordIdPath`), for victims
@@ -63,13 +65,15 @@ def measure(victim: Any, spaces: list[Any], batch: int, repeats: int) -> dict[st
     from textrobust.attack.searches.exhaustive import ExhaustiveProver, WordIdPath
     from textrobust.victims.query import QueryLayer
 
-    texts = list(itertools.chain.from_iterable(s.ball(3) for s in spaces))
+    by_space = [list(s.ball(3)) for s in spaces]
+    texts = list(itertools.chain.from_iterable(by_space))
     victim.batch_size = batch
     best = {"raw": math.inf, "text": math.inf, "ids": math.inf}
     checked = {"text": 0, "ids": 0}
     for _ in range(repeats):
         started = time.perf_counter()
-        victim.probabilities(texts)
+        for space_texts in by_space:  # one space at a time, as the prover sends them
+            victim.probabilities(space_texts)
         best["raw"] = min(best["raw"], time.perf_counter() - started)
         for path in ("text", "ids"):
             layer = QueryLayer(victim, batch_size=batch, cache_size=0)
