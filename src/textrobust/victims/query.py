@@ -281,10 +281,10 @@ class QueryLayer:
                 f"{self.victim!r} returned probabilities of shape {probs.shape} for {n} texts; "
                 f"expected {expected} (one row per text, one column per label in label_names)."
             )
-        if not np.all(np.isfinite(probs)):
+        if not np.isfinite(probs).all():
             raise VictimError(f"{self.victim!r} returned non-finite probabilities.")
         sums = probs.sum(axis=1)
-        if np.any(probs < -1e-6) or not np.allclose(sums, 1.0, atol=1e-3):
+        if n and (probs.min() < -1e-6 or np.abs(sums - 1.0).max() > 1e-3):
             raise VictimError(
                 f"{self.victim!r} returned rows that are not probability distributions "
                 f"(row sums {sums[:3].round(4).tolist()}...). If it returns logits, wrap it "
