@@ -22,6 +22,7 @@ a convolution over edited inputs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
@@ -68,11 +69,12 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
     positions = order.indices[:, :edits]  # [B, m]
     real = order.values[:, :edits].bool()
 
-    weight, z_ref = _reference(model, reference[:n], widest)  # [F, D, w], [n, F] before the ReLU
+    kernels = _stacked_kernels(model, widest)
+    z_ref = _reference(model, kernels, reference[:n])  # [n, F], before the ReLU
     # what each edit adds to a window that holds it at offset k: (E[new] - E[old]) . W_k
     change = model.embedding(ids.gather(1, positions)) - model.embedding(reference[positions])  # [B, m, D]
-    change = change * real.unsqueeze(-1).to(change.dtype)
-    delta = torch.einsum("bmd,fdk->bmkf", change, weight)  # [B, m, w, F]
+    change = change * real.unsqueeze(-1)
+    delta = (change.reshape(rows * edits, -1) @ kernels.by_offset).reshape(rows, edits, widest, -1)  # [B, m, w, F]
     new = _edited_windows(z_ref, delta, positions, real, widest)  # [B, F]
     a_ref = F.relu(z_ref).T  # [F, n]
     if edits == 1:
@@ -82,13 +84,12 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
     return model.out(model.dropout(torch.maximum(new, kept)))
 
 
-def _reference(model: CnnClassifier, words: torch.Tensor, w: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The stacked kernels ``[F, D, w]`` and the pre-activations ``[n, F]`` of every
-    window of the text ``words`` ``[n]`` (windows running past the end over zeros)."""
-    weight, bias = _stacked_kernels(model, w)
-    x = model.embedding(words)  # [n, D]
-    windows = F.pad(x, (0, 0, 0, w - 1)).unfold(0, w, 1)  # [n, D, w]
-    return weight, F.linear(windows.reshape(len(words), -1), weight.reshape(weight.shape[0], -1), bias)
+def _reference(model: CnnClassifier, kernels: _Kernels, words: torch.Tensor) -> torch.Tensor:
+    """The pre-activations ``[n, F]`` of every window of the text ``words`` ``[n]``
+    (windows running past the end over zeros)."""
+    w = kernels.width
+    windows = F.pad(model.embedding(words), (0, 0, 0, w - 1)).unfold(0, w, 1)  # [n, D, w]
+    return F.linear(windows.reshape(len(words), -1), kernels.flat, kernels.bias)
 
 
 def _deleted_from(rows: torch.Tensor) -> torch.Tensor | None:
@@ -128,7 +129,8 @@ def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch
     deleted = _deletion_positions(rows, original)
     assert deleted is not None  # checked by _deleted_from
     total = len(original)
-    weight, z = _reference(model, original, w)
+    kernels = _stacked_kernels(model, w)
+    z = _reference(model, kernels, original)
     kept = _outside_one_window(F.relu(z).T, deleted, w)
     if w == 1:  # no window straddles the gap
         return model.out(model.dropout(kept))
@@ -136,27 +138,42 @@ def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch
     index = starts.unsqueeze(-1) + torch.arange(w)  # [B, w-1, w], in the row's words
     index = index + (index >= deleted[:, None, None]).to(index.dtype)  # in the original's words
     inside = (index >= 0) & (index < total)
-    x = model.embedding(original[index.clamp(0, total - 1)]) * inside.unsqueeze(-1).to(torch.float32)
-    bias = _stacked_kernels(model, w)[1]
-    h = F.relu(F.linear(x.transpose(-1, -2).reshape(*starts.shape, -1), weight.reshape(weight.shape[0], -1), bias))
+    x = model.embedding(original[index.clamp(0, total - 1)]) * inside.unsqueeze(-1)
+    h = F.relu(F.linear(x.transpose(-1, -2).reshape(*starts.shape, -1), kernels.flat, kernels.bias))
     new = h.masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=1)  # [B, F]
     return model.out(model.dropout(torch.maximum(new, kept)))
 
 
-def _stacked_kernels(model: CnnClassifier, widest: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every convolution's kernel as one of width ``widest`` (narrower kernels padded with
-    zero weights on the right, so they see the same words): ``[F_total, D, widest]``, and
-    the biases, in the order of the model's pooled features. Kept on the model until a
-    weight changes (the key holds every parameter's storage and version counter)."""
+@dataclass(frozen=True)
+class _Kernels:
+    """Every convolution as one of the widest width (narrower kernels padded with zero
+    weights on the right, so they see the same words), in the order of the model's pooled
+    features: ``flat`` ``[F, D * w]`` for whole windows, ``by_offset`` ``[D, w * F]`` for
+    one word's contribution at each offset, and the biases ``[F]``."""
+
+    width: int
+    flat: torch.Tensor
+    by_offset: torch.Tensor
+    bias: torch.Tensor
+
+
+def _stacked_kernels(model: CnnClassifier, widest: int) -> _Kernels:
+    """The model's :class:`_Kernels`, kept on the model until a weight changes (the key
+    holds every parameter's storage and version counter)."""
     params = [p for conv in model.convs for p in (conv.weight, conv.bias)]
-    key = tuple((p.data_ptr(), p._version) for p in params)
+    key = (widest, *((p.data_ptr(), p._version) for p in params))
     cached = model.__dict__.get("_stacked_kernels")
     if cached is not None and cached[0] == key:
-        return cached[1], cached[2]
+        return cached[1]
     weight = torch.cat([F.pad(conv.weight, (0, widest - w)) for conv, w in zip(model.convs, model.config.widths)])
-    bias = torch.cat([conv.bias for conv in model.convs])
-    model.__dict__["_stacked_kernels"] = (key, weight, bias)
-    return weight, bias
+    kernels = _Kernels(
+        width=widest,
+        flat=weight.reshape(weight.shape[0], -1).contiguous(),
+        by_offset=weight.permute(1, 2, 0).reshape(weight.shape[1], -1).contiguous(),
+        bias=torch.cat([conv.bias for conv in model.convs]),
+    )
+    model.__dict__["_stacked_kernels"] = (key, kernels)
+    return kernels
 
 
 def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.Tensor, real: torch.Tensor,
@@ -166,6 +183,9 @@ def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.T
     is the reference's plus the change of every edit inside it."""
     rows, edits = positions.shape
     starts = positions.unsqueeze(-1) - torch.arange(w)  # [B, m, w]: window (i, k) holds edit i at offset k
+    if edits == 1:  # each window holds only its own edit
+        z = z_ref[starts.clamp(min=0)] + delta
+        return F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=(1, 2))
     offsets = positions[:, None, None, :] - starts.unsqueeze(-1)  # [B, m, w, m]: edit j's offset in window (i, k)
     inside = (offsets >= 0) & (offsets < w) & real[:, None, None, :]
     flat = (torch.arange(edits) * w + offsets.clamp(0, w - 1)).reshape(rows, -1)  # index into [m * w]
@@ -179,12 +199,11 @@ def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.T
 def _outside_one_window(a_ref: torch.Tensor, p: torch.Tensor, w: int) -> torch.Tensor:
     """The reference's max over the windows not starting in ``[p - w + 1, p]``, by prefix
     and suffix maxima: ``[B, F]``."""
-    filters, t = a_ref.shape
-    zero = a_ref.new_zeros(filters, 1)
-    prefix = torch.cat([zero, torch.cummax(a_ref, dim=1).values], dim=1)  # prefix[:, k] = max over t < k
-    suffix = torch.cat([torch.cummax(a_ref.flip(1), dim=1).values.flip(1), zero], dim=1)  # suffix[:, k] = max t >= k
-    left = prefix[:, (p - w + 1).clamp(min=0)]  # [F, B]
-    right = suffix[:, (p + 1).clamp(max=t)]
+    t = a_ref.shape[1]
+    prefix = F.pad(torch.cummax(a_ref, dim=1).values, (1, 0))  # prefix[:, k] = max over starts < k
+    suffix = F.pad(torch.cummax(a_ref.flip(1), dim=1).values.flip(1), (0, 1))  # suffix[:, k] = max over >= k
+    left = prefix.index_select(1, (p - w + 1).clamp(min=0))  # [F, B]
+    right = suffix.index_select(1, (p + 1).clamp(max=t))
     return torch.maximum(left, right).T
 
 
