@@ -156,3 +156,19 @@ def test_changed_weights_are_seen_by_the_next_incremental_pass() -> None:
     assert before is not None and after is not None
     assert not torch.allclose(before, after)
     np.testing.assert_allclose(after.numpy(), full.numpy(), atol=2e-5)
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), ranges=st.integers(1, 6))
+def test_range_maxima_equal_brute_force(seed: int, n: int, ranges: int) -> None:
+    from textrobust.zoo.cnn_edits import _range_max
+
+    g = torch.Generator().manual_seed(seed)
+    a = torch.rand(3, n, generator=g)
+    lefts = torch.randint(-2, n + 2, (4, ranges), generator=g)
+    rights = torch.randint(-2, n + 2, (4, ranges), generator=g)
+    found = _range_max(a, lefts, rights)
+    for b in range(4):
+        for s in range(ranges):
+            lo, hi = max(int(lefts[b, s]), 0), min(int(rights[b, s]), n - 1)
+            expected = a[:, lo:hi + 1].amax(dim=1) if lo <= hi else torch.zeros(3)
+            assert torch.equal(found[:, b, s], expected)

@@ -188,9 +188,11 @@ def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.T
         return F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=(1, 2))
     offsets = positions[:, None, None, :] - starts.unsqueeze(-1)  # [B, m, w, m]: edit j's offset in window (i, k)
     inside = (offsets >= 0) & (offsets < w) & real[:, None, None, :]
-    flat = (torch.arange(edits) * w + offsets.clamp(0, w - 1)).reshape(rows, -1)  # index into [m * w]
-    picked = delta.reshape(rows, edits * w, -1).gather(1, flat.unsqueeze(-1).expand(-1, -1, delta.shape[-1]))
-    picked = picked.reshape(rows, edits, w, edits, -1) * inside.unsqueeze(-1).to(delta.dtype)
+    # row b's delta[j, offset] sits at b * m * w + j * w + offset of the flattened deltas
+    flat = (torch.arange(rows)[:, None, None, None] * (edits * w) + torch.arange(edits) * w
+            + offsets.clamp(0, w - 1)).reshape(-1)
+    picked = delta.reshape(rows * edits * w, -1).index_select(0, flat)
+    picked = picked.reshape(rows, edits, w, edits, -1) * inside.unsqueeze(-1)
     z = z_ref[starts.clamp(min=0)] + picked.sum(dim=3)  # [B, m, w, F]
     h = F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0)  # ReLU >= 0, so 0 is neutral
     return h.amax(dim=(1, 2))
@@ -208,8 +210,33 @@ def _outside_one_window(a_ref: torch.Tensor, p: torch.Tensor, w: int) -> torch.T
 
 
 def _outside_windows(a_ref: torch.Tensor, positions: torch.Tensor, w: int) -> torch.Tensor:
-    """The reference's max over the windows no edit touches: ``[B, F]``."""
-    t = a_ref.shape[1]
-    time = torch.arange(t)
-    touched = ((time >= positions.unsqueeze(-1) - (w - 1)) & (time <= positions.unsqueeze(-1))).any(dim=1)  # [B, T]
-    return a_ref.unsqueeze(0).masked_fill(touched.unsqueeze(1), 0.0).amax(dim=2)
+    """The reference's max over the windows no edit touches, ``[B, F]``: with the edits
+    sorted, q_1 < ... < q_m, the untouched starts are the runs ``[0, q_1 - w]``,
+    ``[q_i + 1, q_{i+1} - w]`` and ``[q_m + 1, n - 1]``, each a range-maximum query."""
+    rows = positions.shape[0]
+    n = a_ref.shape[1]
+    q = positions.sort(dim=1).values
+    lefts = torch.cat([q.new_zeros(rows, 1), q + 1], dim=1)  # [B, m + 1]
+    rights = torch.cat([q - w, q.new_full((rows, 1), n - 1)], dim=1)
+    return _range_max(a_ref, lefts, rights).amax(dim=2).T
+
+
+def _range_max(a: torch.Tensor, lefts: torch.Tensor, rights: torch.Tensor) -> torch.Tensor:
+    """``max(a[:, l..r])`` for every pair of ``lefts``/``rights`` ``[B, S]`` (0 for an
+    empty range, neutral after a ReLU), by a sparse table of maxima over spans of 2^j:
+    ``[F, B, S]``."""
+    filters, n = a.shape
+    levels, span = [a], 1
+    while 2 * span <= n:
+        previous = levels[-1]
+        levels.append(F.pad(torch.maximum(previous[:, : n - span], previous[:, span:]), (0, span)))
+        span *= 2
+    table = torch.stack(levels, dim=1).reshape(filters, -1)  # [F, J * n]: level j's entry i at j * n + i
+    lefts, rights = lefts.clamp(min=0), rights.clamp(max=n - 1)
+    length = rights - lefts + 1
+    empty = length < 1
+    level = torch.tensor([0] + [i.bit_length() - 1 for i in range(1, n + 1)])[length.clamp(1, n)]
+    first = (level * n + lefts.clamp(0, n - 1)).reshape(-1)
+    last = (level * n + (rights - (1 << level) + 1).clamp(0, n - 1)).reshape(-1)
+    found = torch.maximum(table.index_select(1, first), table.index_select(1, last)).reshape(filters, *lefts.shape)
+    return found.masked_fill(empty.unsqueeze(0), 0.0)
