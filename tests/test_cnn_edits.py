@@ -114,12 +114,16 @@ def test_other_batches_take_the_full_pass(case: str) -> None:
     np.testing.assert_allclose(logits.numpy(), _full(model, batch, mask).detach().numpy(), atol=1e-6)
 
 
+def _candidates_at(position: int, words: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Six candidates of one random text, differing at ``position``, and their mask."""
+    batch = torch.randint(1, VOCAB, (words,)).repeat(6, 1)
+    batch[:, position] = torch.arange(1, 7)
+    return batch, torch.ones(batch.shape, dtype=torch.bool)
+
+
 def test_training_and_gradients_use_the_full_pass() -> None:
     model = _model(4)
-    base = torch.randint(1, VOCAB, (10,))
-    batch = base.repeat(6, 1)
-    batch[:, 3] = torch.arange(1, 7)
-    mask = torch.ones(batch.shape, dtype=torch.bool)
+    batch, mask = _candidates_at(3, 10)
     logits = model(batch, mask)  # grad mode: differentiable full pass
     logits.sum().backward()
     assert model.convs[0].weight.grad is not None and model.convs[0].weight.grad.abs().sum() > 0
@@ -142,10 +146,7 @@ def test_a_victim_answers_alike_with_and_without_the_incremental_pass() -> None:
 
 def test_changed_weights_are_seen_by_the_next_incremental_pass() -> None:
     model = _model(6)
-    base = torch.randint(1, VOCAB, (12,))
-    batch = base.repeat(6, 1)
-    batch[:, 4] = torch.arange(1, 7)
-    mask = torch.ones(batch.shape, dtype=torch.bool)
+    batch, mask = _candidates_at(4, 12)
     with torch.inference_mode():
         before = edited_forward(model, batch, mask)
     with torch.no_grad():
