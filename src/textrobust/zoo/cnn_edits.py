@@ -183,19 +183,19 @@ def _edited_windows(z_ref: torch.Tensor, delta: torch.Tensor, positions: torch.T
     is the reference's plus the change of every edit inside it."""
     rows, edits = positions.shape
     starts = positions.unsqueeze(-1) - torch.arange(w)  # [B, m, w]: window (i, k) holds edit i at offset k
-    if edits == 1:  # each window holds only its own edit
-        z = z_ref[starts.clamp(min=0)] + delta
-        return F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=(1, 2))
-    offsets = positions[:, None, None, :] - starts.unsqueeze(-1)  # [B, m, w, m]: edit j's offset in window (i, k)
-    inside = (offsets >= 0) & (offsets < w) & real[:, None, None, :]
-    # row b's delta[j, offset] sits at b * m * w + j * w + offset of the flattened deltas
-    flat = (torch.arange(rows)[:, None, None, None] * (edits * w) + torch.arange(edits) * w
-            + offsets.clamp(0, w - 1)).reshape(-1)
-    picked = delta.reshape(rows * edits * w, -1).index_select(0, flat)
-    picked = picked.reshape(rows, edits, w, edits, -1) * inside.unsqueeze(-1)
-    z = z_ref[starts.clamp(min=0)] + picked.sum(dim=3)  # [B, m, w, F]
-    h = F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0)  # ReLU >= 0, so 0 is neutral
-    return h.amax(dim=(1, 2))
+    z = z_ref[starts.clamp(min=0)] + delta  # [B, m, w, F]: each window with its own edit
+    # ... plus every other edit that falls inside it (edits closer than w words apart)
+    flat_delta = delta.reshape(rows * edits * w, -1)
+    for shift in range(1, edits):
+        other = (torch.arange(edits) + shift) % edits  # [m]: window (i, k) also gets edit other[i]
+        offsets = positions[:, other].unsqueeze(-1) - starts  # [B, m, w]: its offset in the window
+        inside = (offsets >= 0) & (offsets < w) & real[:, other].unsqueeze(-1)
+        if not bool(inside.any()):
+            continue
+        flat = (torch.arange(rows)[:, None, None] * (edits * w) + other[None, :, None] * w
+                + offsets.clamp(0, w - 1)).reshape(-1)
+        z = z + flat_delta.index_select(0, flat).reshape(z.shape) * inside.unsqueeze(-1)
+    return F.relu(z).masked_fill((starts < 0).unsqueeze(-1), 0.0).amax(dim=(1, 2))  # ReLU >= 0: 0 is neutral
 
 
 def _outside_one_window(a_ref: torch.Tensor, p: torch.Tensor, w: int) -> torch.Tensor:
