@@ -11,7 +11,7 @@ ReLU. So the batch's *reference* row (the most common id in every column) is con
 once (pre-activations ``z_ref``), each edit costs one product of its embedding change with
 the kernels, and the max over time is the larger of the edited windows' maximum and the
 reference's maximum over the untouched windows (a prefix/suffix maximum for one edit, a
-masked maximum for more). The convolutions of all widths run as one of the widest width
+range-maximum table for more). The convolutions of all widths run as one of the widest width
 (narrower kernels padded with zero weights).
 
 Same numbers as :meth:`CnnClassifier.forward_embedded` up to float32 rounding (about
