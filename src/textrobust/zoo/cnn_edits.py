@@ -11,8 +11,11 @@ ReLU. So the batch's *reference* row (the most common id in every column) is con
 once (pre-activations ``z_ref``), each edit costs one product of its embedding change with
 the kernels, and the max over time is the larger of the edited windows' maximum and the
 reference's maximum over the untouched windows (a prefix/suffix maximum for one edit, a
-range-maximum table for more). The convolutions of all widths run as one of the widest width
-(narrower kernels padded with zero weights).
+range-maximum table for more). A leave-one-out batch (each row the text with one word
+deleted, as the delete word-importance ranking sends) keeps the full text's windows before
+the gap and, shifted by one, after it; only the w - 1 windows over the gap are new. The
+convolutions of all widths run as one of the widest width (narrower kernels padded with
+zero weights).
 
 Same numbers as :meth:`CnnClassifier.forward_embedded` up to float32 rounding (about
 1e-6 on the logits: the same dot products, summed in another order); the tests compare the
