@@ -173,3 +173,20 @@ def test_range_maxima_equal_brute_force(seed: int, n: int, ranges: int) -> None:
             lo, hi = max(int(lefts[b, s]), 0), min(int(rights[b, s]), n - 1)
             expected = a[:, lo:hi + 1].amax(dim=1) if lo <= hi else torch.zeros(3)
             assert torch.equal(found[:, b, s], expected)
+
+
+@given(seed=st.integers(0, 10_000), edits=st.integers(MAX_EDITS + 1, 6))
+def test_long_texts_take_more_edits_incrementally(seed: int, edits: int) -> None:
+    model = _model(seed % 83)
+    g = torch.Generator().manual_seed(seed)
+    n = 2 * edits * 5  # the recomputed windows (edits x widest width) cover half the text
+    batch = torch.randint(1, VOCAB, (n,), generator=g).repeat(8, 1)
+    for r in range(1, 8):  # rows edit disjoint positions, so the column mode is the original text
+        chosen = torch.arange(r - 1, n, 7)[:edits]
+        batch[r, chosen] = (batch[r, chosen] + r) % (VOCAB - 1) + 1  # never the original word
+    mask = torch.ones(batch.shape, dtype=torch.bool)
+    with torch.inference_mode():
+        fast = edited_forward(model, batch, mask)
+        full = _full(model, batch, mask)
+    assert fast is not None
+    np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=2e-5, rtol=1e-5)

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_EDITS", "MIN_ROWS", "edited_forward"]
 
-#: Rows may differ from the reference in at most this many positions.
+#: Rows may differ from the reference in at most this many positions (more on long texts:
+#: as long as the recomputed windows cover at most half of them).
 MAX_EDITS = 3
 #: Below this many rows the full forward pass is as cheap.
 MIN_ROWS = 4
@@ -44,8 +45,9 @@ MIN_ROWS = 4
 
 def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
     """Logits ``[B, L]`` of ``ids`` ``[B, T]`` when the rows are edits of one text (same
-    mask, at most :data:`MAX_EDITS` positions off the column-wise most common id, and
-    fewer recomputed windows than a full pass); None when they are not, and the caller
+    mask, at most :data:`MAX_EDITS` positions off the column-wise most common id, or
+    more when their windows cover at most half of the text; or the text's leave-one-out
+    deletions); None when they are not, and the caller
     runs the full forward pass."""
     rows = ids.shape[0]
     if rows < MIN_ROWS:
@@ -60,7 +62,7 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
     reference = torch.mode(ids, dim=0).values  # [T]
     diff = (ids != reference) & mask0  # padding columns are masked out of every row anyway
     edits = int(diff.sum(dim=1).max())
-    if edits > MAX_EDITS:
+    if edits > MAX_EDITS and 2 * edits * widest > n:
         original = _deleted_from(ids[:, :n])
         if original is None:
             return None
