@@ -30,7 +30,8 @@ def msr_cmd(
     max_words: Annotated[int, typer.Option(help="Largest number of words perturbed together (|I|).")] = 3,
     positions: Annotated[int, typer.Option(help="Words considered per text (the first ones).")] = 25,
     norm: Annotated[str, typer.Option(help="Norm of the ball: l2 or linf.")] = "l2",
-    method: Annotated[str, typer.Option(help="Lower bound: crown (CNN, bag of words; the LSTM uses ibp) or ibp.")] = "crown",
+    method: Annotated[str, typer.Option(help="Lower bound: crown (linear relaxation: CROWN for the CNN and bag of "
+                                          "words, forward-mode linear for the LSTM) or ibp.")] = "crown",
     tolerance: Annotated[float, typer.Option(help="Bisection stops when the bracket is this share of its "
                                             "upper end.")] = 1e-3,
     multi_sets: Annotated[int, typer.Option(help="Random word sets per size 2..max-words.")] = 5,
@@ -43,7 +44,7 @@ def msr_cmd(
     lime: Annotated[bool, typer.Option(help="Compare the bounds' word ranking with LIME's (zoo victims).")] = True,
     lime_samples: Annotated[int, typer.Option(help="LIME samples per text.")] = 200,
 ) -> None:
-    """Maximal safe radius: MCTS upper bound, CROWN/IBP lower bound, per word."""
+    """Maximal safe radius: MCTS upper bound, linear-relaxation (or IBP) lower bound, per word."""
     run_analyses(ctx, {"msr": {
         "n": n, "max_words": max_words, "positions": positions, "norm": norm, "method": method,
         "tolerance": tolerance, "multi_sets": multi_sets, "neighbours": neighbours, "pos_filter": pos_filter,
