@@ -5,11 +5,17 @@ first-order attacks, and counterfactual token bias of the base vs the debiased L
     python benchmarks/second_order.py bias                      # B_{p,k}, base vs debiased LSTM (gender)
     python benchmarks/second_order.py report                    # benchmarks/results/{second_order,bias}.md
     python benchmarks/second_order.py patches --n 30            # patch pairs: old vs new synonym rule
+    python benchmarks/second_order.py neighbours --n 30         # Neighbor_k quality per fill-in (Gemma PPL)
 
 Runs go to ``<cache>/bench/second_order/`` (one run store per victim and method, resumable:
 rerunning continues where it stopped; the bias runs are ``textrobust.audit`` runs of the
 ``bias`` analysis under ``bias-audit/<victim>``); the tables are rebuilt from the stores by
 ``report``. The debiased LSTM comes from ``benchmarks/train_debiased_lstm.py``.
+
+``report`` rewrites ``results/second_order.md`` and ``results/bias.md`` but keeps the
+hand-written blocks of the old files between ``<!-- kept: NAME -->`` and ``<!-- /kept -->``
+(``changes``: after the introduction; any other, e.g. ``before``, the tables of an older
+run: at the end), so a rerun does not erase the before/after comparison.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import time
 from pathlib import Path
@@ -117,6 +124,61 @@ def run_patches(args: argparse.Namespace) -> None:
     print(json.dumps({"sentences": len(texts), "with_patch": found}), flush=True)
 
 
+# ---- neighbourhood quality -------------------------------------------------------------------------
+def run_neighbours(args: argparse.Namespace) -> None:
+    """Neighbourhood quality of each fill-in on the first ``--n`` test sentences: the size of
+    Neighbor_1, and the Gemma 3 270M perplexity of ``--samples`` uniform draws from Neighbor_1
+    and Neighbor_2 per sentence against the sentence's own (median of the per-draw ratio);
+    the share of draws whose new words are all stop words; fill-in requests per second. Same
+    sentences and seeds for every fill-in (kappa 20, delta 3, as the benchmarks)."""
+    import numpy as np
+    import torch
+
+    from textrobust.assets import stop_words
+    from textrobust.data import load_dataset
+    from textrobust.fill_in import load_fill_in
+    from textrobust.lm import CausalLM
+    from textrobust.second_order import Neighbourhood
+
+    torch.set_num_threads(args.threads)
+    texts = [e.text for e in load_dataset("rotten_tomatoes", split="test").examples[: args.n]]
+    lm = CausalLM.default()
+    stops = {w.lower() for w in stop_words()}
+    base = lm.perplexity([str(t) for t in texts])
+    for name in args.fill_ins:
+        hood = Neighbourhood(load_fill_in(name))
+        rng = np.random.default_rng(0)
+        sizes, ratios, stop_only, examples = [], {1: [], 2: []}, {1: 0, 2: 0}, []
+        started = time.perf_counter()
+        drawn_per_text = []
+        for text in texts:
+            first = hood.neighbours(text)
+            sizes.append(len(first))
+            drawn_per_text.append(hood.sample(text, 2, args.samples, rng, first_step=first) if first else [[], []])
+        seconds = time.perf_counter() - started
+        requests = hood.stats()["fill_requests"]
+        for i, (text, drawn) in enumerate(zip(texts, drawn_per_text)):
+            for j in (1, 2):
+                if not drawn[j - 1]:
+                    continue
+                ppl = lm.perplexity([str(t) for t in drawn[j - 1]])
+                ratios[j] += [float(v / base[i]) for v in ppl]
+                for t in drawn[j - 1]:
+                    new = [w for w, o in zip(t.words, text.words) if w != o]
+                    stop_only[j] += bool(new) and all(w.lower() in stops for w in new)
+                if j == 1 and len(examples) < 3:
+                    examples.append(str(drawn[0][0]))
+        print(json.dumps({
+            "fill_in": name, "sentences": len(texts), "neighbor_1_median": statistics.median(sizes),
+            "fill_requests": requests, "requests_per_s": round(requests / seconds, 1), "seconds": round(seconds, 1),
+            "median_ppl_original": round(float(np.median(base)), 1),
+            **{f"k{j}_median_ppl_ratio": round(statistics.median(ratios[j]), 3) for j in (1, 2) if ratios[j]},
+            **{f"k{j}_ratio_q25_q75": [round(float(q), 3) for q in np.quantile(ratios[j], [0.25, 0.75])]
+               for j in (1, 2) if ratios[j]},
+            **{f"k{j}_stop_word_only": round(stop_only[j] / len(ratios[j]), 3) for j in (1, 2) if ratios[j]},
+            "draws": {j: len(ratios[j]) for j in (1, 2)}, "examples": examples}), flush=True)
+
+
 # ---- bias ------------------------------------------------------------------------------------------
 def bias_run_dir(name: str) -> Path:
     """The audit folder of one victim's bias run (store.sqlite, report.json, figures)."""
@@ -133,7 +195,7 @@ def run_bias_bench(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     settings = {"n": args.n, "group": tuple(args.groups), "max_k": 3, "exact_up_to": args.exact_up_to,
                 "samples": args.samples, "fill_in": args.fill_in or DEFAULT_FILL_IN}
-    for name in ("lstm", "lstm-debiased"):
+    for name in args.victims:
         started = time.perf_counter()
         out = bias_run_dir(name)
         # the neighbourhoods do not depend on the victim: both victims see the same sentences
@@ -147,10 +209,11 @@ def run_bias_bench(args: argparse.Namespace) -> None:
               flush=True)
 
 
-def _bias_run(name: str) -> dict[str, Any] | None:
-    """The stored bias run of one victim: its anchor measures, table and configuration."""
+def _bias_run(name: str, keep: set[str] | None = None) -> dict[str, Any] | None:
+    """The stored bias run of one victim: its anchor measures (only the anchors in ``keep``,
+    if given), table and configuration; the figures are rewritten from these measures."""
     from textrobust.analyses.bias import BiasRecord
-    from textrobust.bias import bias_table
+    from textrobust.bias import bias_table, write_bias_report
     from textrobust.records import decode
     from textrobust.store import RunStore
 
@@ -163,6 +226,10 @@ def _bias_run(name: str) -> dict[str, Any] | None:
             return None
         measures = [decode(BiasRecord, r.payload).measure for r in run.results() if not r.failed]
         config = run.config
+    if keep is not None:
+        measures = [m for m in measures if m.anchor in keep]
+    if measures:
+        write_bias_report(measures, bias_run_dir(name), max_k=3, title=f"B_(p,k) of {name} on rotten_tomatoes/test")
     label_names = config.get("label_names") or []
     soft = measures[0].soft_class if measures else len(label_names) - 1
     return {"measures": measures, "rows": bias_table(measures, max_k=3), "settings": config["settings"],
@@ -203,12 +270,28 @@ def _stored(path: Path, kind: str) -> list[Any] | None:
         return [decode(record_type, r.payload).result for r in run.results() if not r.failed]
 
 
+_FIRST_N: list[set[str]] = []
+
+
+def first_n_ids(n: int) -> set[str]:
+    """The example ids of the first ``n`` Rotten Tomatoes test sentences."""
+    from textrobust.data import load_dataset
+
+    return {e.id for e in load_dataset("rotten_tomatoes", split="test").examples[:n]}
+
+
 def _load(victim: str, method: str) -> list[Any] | None:
+    """The results of one stored run (as engine results), only the first ``report --n``
+    test sentences when that is given."""
     path = bench_dir() / victim / method / "store.sqlite"
     if method in SO_METHODS:
-        results = _stored(path, "second-order")
-        return None if results is None else [r.as_attack_result() for r in results]
-    return _stored(path, "attack")
+        stored = _stored(path, "second-order")
+        results = None if stored is None else [r.as_attack_result() for r in stored]
+    else:
+        results = _stored(path, "attack")
+    if results is not None and _FIRST_N:
+        results = [r for r in results if r.example_id in _FIRST_N[0]]
+    return results
 
 
 def _row(results: list[Any]) -> dict[str, Any]:
@@ -230,6 +313,23 @@ def _row(results: list[Any]) -> dict[str, Any]:
     }
 
 
+def kept_blocks(path: Path) -> dict[str, str]:
+    """The hand-written blocks of an existing results file, by name: the text between
+    ``<!-- kept: NAME -->`` and ``<!-- /kept -->``, markers included."""
+    if not path.is_file():
+        return {}
+    found = re.findall(r"(<!-- kept: ([\w-]+) -->.*?<!-- /kept -->)", path.read_text(), flags=re.S)
+    return {name: block for block, name in found}
+
+
+def _with_kept(lines: list[str], kept: dict[str, str], after_intro: int) -> list[str]:
+    """``lines`` with the ``changes`` block inserted at ``after_intro`` and the others at the end."""
+    head, tail = lines[:after_intro], lines[after_intro:]
+    middle = [kept["changes"], ""] if "changes" in kept else []
+    end = [kept[name] + "\n" for name in kept if name != "changes"]
+    return head + middle + tail + end
+
+
 def report(args: argparse.Namespace) -> None:
     from textrobust.attack.results import Status
 
@@ -238,10 +338,11 @@ def report(args: argparse.Namespace) -> None:
     lines += ["Rotten Tomatoes test split, first n sentences; victims from the zoo cache. "
               "Success rate = successes / attacked. First-order attacks skip sentences the victim "
               "already gets wrong; second-order attacks skip sentences without an applicable "
-              "counter-fitted synonym pair (the label plays no part). l0 and perplexities "
+              "synonym patch pair (the default patch rule, see below; the label plays no part). l0 and perplexities "
               "(median, Gemma 3 270M, before = the test sentence, after = the adversarial / vulnerable "
               "sentence) are over successes. Queries and seconds are means per attacked sentence "
               "(second-order: 2 victim queries per scored neighbour).", ""]
+    after_intro = len(lines)
     header = ["victim", "method", "n", "attacked", "success", "l0", "PPL before", "PPL after",
               "queries/ex", "median queries", "s/ex"]
     all_rows: dict[tuple[str, str], list[Any]] = {}
@@ -279,7 +380,8 @@ def report(args: argparse.Namespace) -> None:
     lines += _examples(all_rows)
     if args.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in args.notes] + [""]
-    (RESULTS / "second_order.md").write_text("\n".join(lines))
+    target = RESULTS / "second_order.md"
+    target.write_text("\n".join(_with_kept(lines, kept_blocks(target), after_intro)))
     _bias_report(args)
 
 
@@ -291,6 +393,8 @@ def _examples(all_rows: dict[tuple[str, str], list[Any]]) -> list[str]:
             continue
         shown = 0
         for r in results:
+            if _FIRST_N and r.example_id not in _FIRST_N[0]:
+                continue
             if r.status.value != "succeeded" or r.l0 == 0 or shown >= 3:
                 continue
             p = r.patch
@@ -301,10 +405,25 @@ def _examples(all_rows: dict[tuple[str, str], list[Any]]) -> list[str]:
     return out + [""]
 
 
+def _anchor_ids(name: str) -> set[str]:
+    """The anchors stored (without error) in one victim's bias run."""
+    from textrobust.store import RunStore
+
+    path = bias_run_dir(name) / "store.sqlite"
+    if not path.is_file():
+        return set()
+    with RunStore(path) as store:
+        run = store.latest_run("bias")
+        return set() if run is None else {r.example_id for r in run.results() if not r.failed}
+
+
 def _bias_report(args: argparse.Namespace) -> None:
+    names = ("lstm", "lstm-debiased")
+    # --bias-common: only the anchors measured for both victims (runs stopped early)
+    keep = set.intersection(*[_anchor_ids(n) for n in names]) if args.bias_common else None
     summaries = {}
-    for name in ("lstm", "lstm-debiased"):
-        found = _bias_run(name)
+    for name in names:
+        found = _bias_run(name, keep)
         if found is not None:
             summaries[name] = found
     if not summaries:
@@ -315,9 +434,11 @@ def _bias_report(args: argparse.Namespace) -> None:
     cfg = any_summary["settings"]
     lines += [f"Rotten Tomatoes test split; gendered pairs (male, female) after Zhao et al. 2018; f_soft = "
               f"P({any_summary['f_soft_label']}); B > 0: the model prefers the female word. Neighbor_k enumerated "
-              f"for k <= {cfg['exact_up_to']}, sampled above ({cfg['samples']} seeded walks per sentence, "
-              f"deduplicated; same sentences for both victims); eps = {cfg['eps']}. Debiased = the same LSTM "
+              f"for k <= {cfg['exact_up_to']}, sampled above ({cfg['samples']} seeded uniform draws per "
+              f"sentence and k: importance-weighted walks resampled by weight, deduplicated; same sentences "
+              f"for both victims); eps = {cfg['eps']}. Debiased = the same LSTM "
               f"trained on the gender-swap-augmented train split.", ""]
+    after_intro = len(lines)
     for subset, title in (("filter", "X_filter (|F_soft(x0)| < eps): bias invisible on the test sentences"),
                           ("test", "X_test: all test sentences holding the male word once")):
         lines += [f"## {title}", ""]
@@ -350,11 +471,12 @@ def _bias_report(args: argparse.Namespace) -> None:
             source = Path(s["files"].get(key, ""))
             if source.is_file():
                 (copies / f"{name}_{source.name}").write_bytes(source.read_bytes())
-    lines.append(f"Copies of the figures: `benchmarks/results/bias/` ({', '.join(sorted(p.name for p in copies.iterdir()))}).")
+    lines.append(f"Copies of the figures: `benchmarks/results/bias/` ({', '.join(sorted(p.name for p in copies.iterdir() if p.is_file()))}).")
     lines.append("")
     if args.bias_notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in args.bias_notes] + [""]
-    (RESULTS / "bias.md").write_text("\n".join(lines))
+    target = RESULTS / "bias.md"
+    target.write_text("\n".join(_with_kept(lines, kept_blocks(target), after_intro)))
 
 
 def main() -> None:
@@ -375,18 +497,28 @@ def main() -> None:
     b.add_argument("--exact-up-to", type=int, default=1)
     b.add_argument("--samples", type=int, default=200)
     b.add_argument("--fill-in", default=None)
+    b.add_argument("--victims", nargs="+", default=["lstm", "lstm-debiased"],
+                   help="victims of the bias runs (separate processes may run one each, in parallel)")
     b.add_argument("--threads", type=int, default=1)
     pt = sub.add_parser("patches")
     pt.add_argument("--n", type=int, default=30)
     pt.add_argument("--victim", default=str(cache_dir() / "victims" / "default"))
     pt.add_argument("--threads", type=int, default=1)
+    nb = sub.add_parser("neighbours")
+    nb.add_argument("--n", type=int, default=30)
+    nb.add_argument("--samples", type=int, default=5, help="uniform draws per sentence and distance")
+    nb.add_argument("--fill-ins", nargs="+", default=["minilm_mlm", "minilm_tuned"])
+    nb.add_argument("--threads", type=int, default=1)
     r = sub.add_parser("report")
     r.add_argument("--command-line", default="python benchmarks/second_order.py attacks --n 30 && "
                                              "python benchmarks/second_order.py bias && "
                                              "python benchmarks/second_order.py report")
     r.add_argument("--notes", nargs="*", default=[])
+    r.add_argument("--n", type=int, default=None, help="tables over the first n test sentences of every run only")
+    r.add_argument("--bias-common", action="store_true",
+                   help="bias tables over the anchors measured for both victims only")
     r.add_argument("--bias-notes", nargs="*", default=[])
-    for p in (a, b, r, pt):
+    for p in (a, b, r, pt, nb):
         p.add_argument("--bench-dir", type=Path, default=None,
                        help="folder of the run stores (default <cache>/bench/second_order): a new folder "
                             "starts fresh instead of resuming older runs")
@@ -394,7 +526,10 @@ def main() -> None:
     args.argv = sys.argv
     if args.bench_dir is not None:
         _BENCH_DIR.append(args.bench_dir.expanduser())
-    {"attacks": run_attacks, "bias": run_bias_bench, "report": report, "patches": run_patches}[args.part](args)
+    if args.part == "report" and args.n is not None:
+        _FIRST_N.append(first_n_ids(args.n))
+    {"attacks": run_attacks, "bias": run_bias_bench, "report": report, "patches": run_patches,
+     "neighbours": run_neighbours}[args.part](args)
 
 
 if __name__ == "__main__":
