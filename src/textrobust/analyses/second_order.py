@@ -9,9 +9,9 @@ adapts it to the protocol: one unit per example, a :class:`SecondOrderRecord` ho
 typed :class:`~textrobust.second_order.SecondOrderResult`, the engine's attack metrics
 as the summary (:func:`textrobust.second_order.summary`).
 
-Departures from the paper: the neighbourhood's fill-in model is MiniLM with the project's
-trained masked-LM head by default (the paper: BERT); ``causal_rescore`` (Gemma 3 270M) has
-better recall but takes minutes per sentence. Multi-class victims use the generalised goal
+Departures from the paper: the neighbourhood's fill-in model is MiniLM with its top layers
+fine-tuned as a masked LM by the project (``minilm_tuned``) by default (the paper: BERT);
+``causal_rescore`` (Gemma 3 270M) has better recall but takes minutes per sentence. Multi-class victims use the generalised goal
 of :mod:`textrobust.second_order.goal`.
 """
 
