@@ -11,8 +11,8 @@ as the summary (:func:`textrobust.second_order.summary`).
 
 Departures from the paper: the neighbourhood's fill-in model is MiniLM with its top layers
 fine-tuned as a masked LM by the project (``minilm_tuned``) by default (the paper: BERT);
-``causal_rescore`` (Gemma 3 270M) has better recall but takes minutes per sentence. Multi-class victims use the generalised goal
-of :mod:`textrobust.second_order.goal`.
+``causal_rescore`` (Gemma 3 270M) has better recall but takes minutes per sentence.
+Multi-class victims use the generalised goal of :mod:`textrobust.second_order.goal`.
 """
 
 from __future__ import annotations
