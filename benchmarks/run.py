@@ -115,7 +115,8 @@ def prover_rows(texts: int) -> list[str]:
 def executor_rows(n: int) -> list[str]:
     out = _run([sys.executable, str(HERE / "audit_executors.py"), "--n", str(n),
                 "--settings", "local:1,lockstep:8,process:2"])
-    return [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| executor")]
+    return [line for line in out.splitlines()
+            if line.startswith("| ") and not line.startswith(("| executor", "| ---"))]
 
 
 def main() -> None:

@@ -190,3 +190,17 @@ def test_long_texts_take_more_edits_incrementally(seed: int, edits: int) -> None
         full = _full(model, batch, mask)
     assert fast is not None
     np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=2e-5, rtol=1e-5)
+
+
+def test_a_victim_puts_layers_left_in_training_mode_back_in_inference_mode() -> None:
+    torch.manual_seed(7)
+    model = CnnClassifier(CnnConfig(embed_dim=6, filters=5, dropout=0.5), VOCAB, 2)
+    words = [f"w{i}" for i in range(10)]
+    victim = TorchVictim(model, WordVocab(words, max_length=16), ("neg", "pos"))
+    texts = [Text.from_string(" ".join(words[: 3 + i])) for i in range(5)]
+    expected = victim.probabilities(texts)
+    model.train()  # the whole model, then one layer only: dropout would make answers random
+    np.testing.assert_array_equal(victim.probabilities(texts), expected)
+    model.dropout.train()
+    np.testing.assert_array_equal(victim.probabilities(texts), expected)
+    assert not any(m.training for m in model.modules())

@@ -110,6 +110,7 @@ class TorchVictim:
                 f"The 'label_names' parameter of TorchVictim needs at least two labels. Got {labels!r}."
             )
         self.module: Any = module.float().eval()
+        self._submodules = tuple(module.modules())
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.name = name or type(module).__name__
@@ -150,7 +151,7 @@ class TorchVictim:
 
         self._check_texts(texts)
         out = np.empty((len(texts), len(self._labels)), dtype=np.float32)
-        self.module.eval()
+        self._eval()
         with torch.inference_mode():
             for rows, encoded in self._batches(texts):
                 ids, mask = self._tensors(encoded)
@@ -192,7 +193,7 @@ class TorchVictim:
             raise ConfigError(f"probabilities_of_ids takes a 2-D integer array [B, T >= 1]. Got {ids.shape} "
                               f"of {ids.dtype}.")
         out = np.empty((len(ids), len(self._labels)), dtype=np.float32)
-        self.module.eval()
+        self._eval()
         with torch.inference_mode():
             for start in range(0, len(ids), self.batch_size):
                 chunk = torch.from_numpy(np.ascontiguousarray(ids[start:start + self.batch_size], dtype=np.int64))
@@ -201,6 +202,12 @@ class TorchVictim:
                 self._check_logits(logits, len(chunk))
                 out[start:start + len(chunk)] = logits.float().numpy()
         return self._softmax(out)
+
+    def _eval(self) -> None:
+        """Every layer in inference mode (dropout off) before a query; ``module.eval()``
+        walks the whole tree, so it runs only when some layer is in training mode."""
+        if any(m.training for m in self._submodules):
+            self.module.eval()
 
     def _require_word_ids(self) -> None:
         if not self.accepts_word_ids:
@@ -224,7 +231,7 @@ class TorchVictim:
         if bad:
             raise ConfigError(f"Labels must be in [0, {n_labels}). Got {bad[:5]} instead.")
         results: list[np.ndarray] = [np.empty(0)] * len(texts)
-        self.module.eval()
+        self._eval()
         for rows, encoded in self._batches(texts):
             ids, mask = self._tensors(encoded)
             target = torch.as_tensor([int(labels[i]) for i in rows], dtype=torch.long)
@@ -268,7 +275,7 @@ class TorchVictim:
         self._require("attention", "attentions")
         self._check_texts(texts)
         results: list[np.ndarray] = [np.empty(0)] * len(texts)
-        self.module.eval()
+        self._eval()
         with torch.inference_mode():
             for rows, encoded in self._batches(texts):
                 ids, mask = self._tensors(encoded)
