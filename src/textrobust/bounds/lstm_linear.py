@@ -196,8 +196,7 @@ class _Concretiser:
         du = (region.upper - region.center)[index].flatten()
         self.mid, self.rad = (dl + du) / 2, (du - dl) / 2  # box: coef.mid - |coef|.rad
         self.ball = region.eps is not None and region.scale is not None
-        if self.ball:
-            assert region.scale is not None and region.eps is not None
+        if region.eps is not None and region.scale is not None:
             self.span = region.scale.span.repeat(len(index))
             self.eps = float(region.eps)
             self.linf = region.norm is Norm.LINF
@@ -329,7 +328,8 @@ def _direction(lstm: nn.LSTM, suffix: str, region: Region, steps: list[int], con
             best = Affine(torch.where(col, h.lo_coef, best.lo_coef), torch.where(better, h.lo_val, best.lo_val),
                           torch.where(col, h.up_coef, best.up_coef), torch.where(better, h.up_val, best.up_val),
                           torch.where(better, h.lower, best.lower), torch.where(better, h.upper, best.upper))
-    assert best is not None  # at least one real word (checked by the caller)
+    if best is None:  # the caller checks for at least one real word
+        raise ValueError("The mask must mark a non-empty prefix of real words.")
     return _Pooled(best, index, torch.stack(lowers), torch.stack(uppers))
 
 

@@ -63,10 +63,10 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
     diff = (ids != reference) & mask0  # padding columns are masked out of every row anyway
     edits = int(diff.sum(dim=1).max())
     if edits > MAX_EDITS and 2 * edits * widest > n:
-        original = _deleted_from(ids[:, :n])
-        if original is None:
+        found = _deleted_from(ids[:, :n])
+        if found is None:
             return None
-        return _deletions_forward(model, ids[:, :n], original, widest)
+        return _deletions_forward(model, ids[:, :n], *found, widest)
     edits = max(edits, 1)
     # positions of each row's edits, in order; a row with fewer edits pads with a
     # non-edit ("real" False), whose embedding change is zero
@@ -97,9 +97,9 @@ def _reference(model: CnnClassifier, kernels: _Kernels, words: torch.Tensor) -> 
     return F.linear(windows.reshape(len(words), -1), kernels.flat, kernels.bias)
 
 
-def _deleted_from(rows: torch.Tensor) -> torch.Tensor | None:
+def _deleted_from(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
     """The text ``[n + 1]`` of which every row of ``rows`` ``[B, n]`` is a copy with one
-    word deleted (a leave-one-out batch), or None. Guessed from the first two rows that
+    word deleted (a leave-one-out batch) and where each row lost its word, or None. Guessed from the first two rows that
     differ, then verified on every row."""
     first = rows[0]
     differs = (rows != first).any(dim=1).nonzero()
@@ -110,8 +110,9 @@ def _deleted_from(rows: torch.Tensor) -> torch.Tensor | None:
     # either `first` lost a word at c and `other` later, or the other way round
     for early, late in ((other, first), (first, other)):
         guess = torch.cat([early[: c + 1], late[c:]])
-        if _deletion_positions(rows, guess) is not None:
-            return guess
+        deleted = _deletion_positions(rows, guess)
+        if deleted is not None:
+            return guess, deleted
     return None
 
 
@@ -127,12 +128,11 @@ def _deletion_positions(rows: torch.Tensor, original: torch.Tensor) -> torch.Ten
     return deleted
 
 
-def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch.Tensor, w: int) -> torch.Tensor:
+def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch.Tensor, deleted: torch.Tensor,
+                       w: int) -> torch.Tensor:
     """Logits of a leave-one-out batch: a row without word d keeps ``original``'s windows
     that start before ``d - w + 1`` and, shifted by one, those that start after d; only the
     ``w - 1`` windows straddling the gap are new."""
-    deleted = _deletion_positions(rows, original)
-    assert deleted is not None  # checked by _deleted_from
     total = len(original)
     kernels = _stacked_kernels(model, w)
     z = _reference(model, kernels, original)
