@@ -318,7 +318,7 @@ def test_whole_word_conventions() -> None:
 
 # ---- registry and evaluation ---------------------------------------------------------------
 def test_registry_and_loading(tiny_mlm_folder: Path) -> None:
-    assert FILL_INS.names() == ["causal_rescore", "huggingface", "minilm_mlm", "minilm_tuned"]
+    assert FILL_INS.names() == ["causal_rescore", "huggingface", "minilm_gemma", "minilm_mlm", "minilm_tuned"]
     assert isinstance(load_fill_in(str(tiny_mlm_folder)), HuggingFaceFillIn)
     assert isinstance(FILL_INS.get("huggingface")(tiny_mlm_folder), HuggingFaceFillIn)
     with pytest.raises(ConfigError, match="needs path"):

@@ -166,15 +166,17 @@ def test_shipped_tuned_model_loads_offline_and_fills_easy_gaps() -> None:
 
 
 @pytest.mark.heavy
-def test_the_default_fill_in_and_bae_source_are_the_shipped_tuned_model() -> None:
-    """Issue 13, item 7: Neighbor_k, BAE and TEA take the default, which is minilm_tuned:
-    the same answers as the tuned route built by name, not those of minilm_mlm."""
+def test_the_default_fill_in_and_bae_source_are_the_shipped_product_route() -> None:
+    """Issue 13, item 7: Neighbor_k, BAE and TEA take the default, which is minilm_gemma
+    (the shipped tuned MiniLM times Gemma): the same answers as that route built by name,
+    not those of minilm_mlm."""
+    pytest.importorskip("gguf")
     from textrobust.attack.candidates import fill_in_source
     from textrobust.fill_in import default_fill_in
 
     requests = [(Text.from_string("The film is a total waste of time."), 5),
                 (Text.from_string("a deep and meaningful film."), 2)]
-    tuned = FILL_INS.get("minilm_tuned")().fill(requests, 20)
+    tuned = FILL_INS.get("minilm_gemma")().fill(requests, 20)
     assert default_fill_in().fill(requests, 20) == tuned
     assert [[w for w, _ in a] for a in FILL_INS.get("minilm_mlm")().fill(requests, 20)] != \
         [[w for w, _ in a] for a in tuned]

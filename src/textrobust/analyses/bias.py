@@ -16,8 +16,8 @@ typed :class:`~textrobust.bias.AnchorMeasure`. The summary is Table 5 of the pap
 carries the tables, B against k (Figures 5 and 6, right) and the F_soft histograms
 (Figure 6, left and middle).
 
-Departures: the neighbourhood's fill-in model is MiniLM with its top layers fine-tuned by
-the project (``minilm_tuned``) by default (the paper: BERT); Neighbor_k is enumerated up
+Departures: the neighbourhood's fill-in model is the project's fine-tuned MiniLM times
+Gemma 3 270M's left-context distribution (``minilm_gemma``) by default (the paper: BERT); Neighbor_k is enumerated up
 to k = 1 and sampled above by default (the paper enumerates up to k = 2: 3-8 minutes per
 anchor on two shared cores against about 10 s; ``exact_up_to=2`` restores it); the seed
 of the sampled k is the run's ``--seed``. See :mod:`textrobust.bias.counterfactual` for the rest.

@@ -10,8 +10,9 @@ typed :class:`~textrobust.second_order.SecondOrderResult`, the engine's attack m
 as the summary (:func:`textrobust.second_order.summary`).
 
 Departures from the paper: the neighbourhood's fill-in model is MiniLM with its top layers
-fine-tuned as a masked LM by the project (``minilm_tuned``) by default (the paper: BERT);
-``causal_rescore`` (Gemma 3 270M) has better recall but takes minutes per sentence.
+fine-tuned as a masked LM by the project, times Gemma 3 270M's next-word distribution from
+the left context (``minilm_gemma``) by default (the paper: BERT); ``minilm_tuned`` is the
+MiniLM part alone; ``causal_rescore`` (Gemma propose-and-rescore) takes minutes per sentence.
 Multi-class victims use the generalised goal of :mod:`textrobust.second_order.goal`.
 """
 

@@ -50,8 +50,8 @@ def attribution_cmd(
     candidates: Annotated[int, typer.Option(help="Candidates per word, |C| (the paper: 15).")] = 15,
     content_candidates: Annotated[bool, typer.Option(help="Drop stop-word candidates (our fill-in over-proposes "
                                                      "them; the paper keeps its MLM's top 15).")] = True,
-    fill_in: Annotated[Optional[str], typer.Option(help="TEA's fill-in: minilm_tuned (default, fast), "
-                                                   "causal_rescore (slow) or a local masked-LM folder.")] = None,
+    fill_in: Annotated[Optional[str], typer.Option(help="TEA's fill-in: minilm_gemma (default), minilm_tuned "
+                                                   "(without Gemma), causal_rescore (slow) or a local masked-LM folder.")] = None,
     batch_masking: Annotated[bool, typer.Option(help="TEA: one fill-in call per batch of words.")] = True,
     ig_steps: Annotated[int, typer.Option(help="Integrated Gradients steps.")] = 20,
     perplexity: Annotated[bool, typer.Option(help="Relative perplexity (Gemma, the optional lm extra; absent "

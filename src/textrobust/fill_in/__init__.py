@@ -8,7 +8,9 @@ pieces, punctuation and special tokens are dropped); the original word may be am
 Scores, for Algorithm 1 of the double-perturbation paper (kappa/delta thresholds):
 
 - masked LMs (:class:`HuggingFaceFillIn`, :class:`MiniLMFillIn`): the raw logit at the mask;
-- :class:`CausalRescoreFillIn`: ``log P(text with word) - log P(text)`` in nats.
+- :class:`CausalRescoreFillIn`: ``log P(text with word) - log P(text)`` in nats;
+- :class:`ProductFillIn`: masked-LM logit + weight x causal next-word logit (unnormalised
+  log-probability of the product distribution).
 
 Differences of scores are log-probability ratios in both cases. Routes:
 
@@ -17,12 +19,14 @@ Differences of scores are log-probability ratios in both cases. Routes:
 ``minilm_mlm``            MiniLM + the MLM head trained by the project (ships here)
 ``minilm_tuned``          MiniLM with top layers + head fine-tuned by the project (ships here;
                           the default, :data:`DEFAULT_FILL_IN`)
+``minilm_gemma``          the tuned MiniLM's logits + Gemma 3 270M's next-word logits from
+                          the left context (a product of experts; optional extra ``lm``)
 ``causal_rescore``        Gemma 3 270M: propose from the left, rescore the sentence
 ========================  ==========================================================
 
 >>> from textrobust.fill_in import FILL_INS, default_fill_in
 >>> FILL_INS.names()
-['causal_rescore', 'huggingface', 'minilm_mlm', 'minilm_tuned']
+['causal_rescore', 'huggingface', 'minilm_gemma', 'minilm_mlm', 'minilm_tuned']
 >>> fill_in = default_fill_in()                                   # doctest: +SKIP
 >>> fill_in.fill([(Text.from_string("a deep and moving film ."), 3)], 20)  # doctest: +SKIP
 
@@ -37,6 +41,7 @@ from textrobust.fill_in.evaluation import FillInScore, masked_word_probes, recal
 from textrobust.fill_in.huggingface import HuggingFaceFillIn
 from textrobust.fill_in.masked import MaskedFillIn
 from textrobust.fill_in.minilm_mlm import MiniLMFillIn
+from textrobust.fill_in.product import ProductFillIn
 from textrobust.fill_in.registry import (
     DEFAULT_FILL_IN,
     FILL_INS,
@@ -55,6 +60,7 @@ __all__ = [
     "HuggingFaceFillIn",
     "MaskedFillIn",
     "MiniLMFillIn",
+    "ProductFillIn",
     "WholeWordVocab",
     "default_fill_in",
     "load_fill_in",

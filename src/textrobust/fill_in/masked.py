@@ -134,6 +134,38 @@ class MaskedFillIn:
             found.update(self._score(list(todo.items()), max(k, self.cache_k)))
         return [[(w, float(s)) for w, s in zip(found[key][0][:k], found[key][1][:k])] for key in keys]
 
+    def whole_word_logits(self, requests: Sequence[tuple[Text, int]]) -> list[tuple[bool, Any]]:
+        """Per request, ``(spaced, logits)``: the raw logits (a float32 torch tensor) at the
+        mask over every whole word of :attr:`vocab` that may fill it (``vocab.words(spaced)``,
+        in that order). Not cached; for combining this model with another one
+        (:mod:`textrobust.fill_in.product`)."""
+        import torch
+
+        items = check_fill_args(requests, 1, type(self).__name__)
+        gaps = [masked_columns(text, position, self._mask_token) for text, position in items]
+        ids_of = {flag: torch.as_tensor(self.vocab.ids(flag)) for flag in (True, False)}
+        out: list[tuple[bool, Any] | None] = [None] * len(items)
+        for chunk, logits in self._logit_batches(gaps):
+            for r, i in enumerate(chunk):
+                flag = gaps[i].spaced
+                out[i] = (flag, logits[r, ids_of[flag]])
+        return out  # type: ignore[return-value]
+
+    def _logit_batches(self, gaps: Sequence[Gap]) -> Any:
+        """Yields ``(indices into gaps, logits [B, V] at their masks)``, batches of similar
+        length (sorted to limit padding)."""
+        import torch
+
+        encoded = self._encode(gaps)
+        order = sorted(range(len(gaps)), key=lambda i: len(encoded[i][0]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            batch = self._pad([encoded[i] for i in chunk], torch)
+            with torch.inference_mode():
+                logits = self._mask_logits(batch).float()  # [B, V]
+            self.masks_scored += len(chunk)
+            yield chunk, logits
+
     # ---- the work -----------------------------------------------------------------------
     def _score(
         self, items: list[tuple[tuple[tuple[str, ...], bool], Gap]], k: int
@@ -142,16 +174,9 @@ class MaskedFillIn:
         import torch
 
         results: dict[tuple[tuple[str, ...], bool], tuple[tuple[str, ...], np.ndarray]] = {}
-        encoded = self._encode([gap for _, gap in items])
-        order = sorted(range(len(items)), key=lambda i: len(encoded[i][0]))
         vocab = self.vocab
         ids_of = {flag: torch.as_tensor(vocab.ids(flag)) for flag in (True, False)}
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            batch = self._pad([encoded[i] for i in chunk], torch)
-            with torch.inference_mode():
-                logits = self._mask_logits(batch).float()  # [B, V]
-            self.masks_scored += len(chunk)
+        for chunk, logits in self._logit_batches([gap for _, gap in items]):
             for flag in (True, False):
                 rows = [r for r, i in enumerate(chunk) if items[i][1].spaced == flag]
                 if not rows:

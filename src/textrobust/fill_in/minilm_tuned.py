@@ -12,10 +12,13 @@ fingerprint of the embeddings.
 
 Departure from the double-perturbation paper (Zhang et al. 2021), which uses DistilBERT
 pretrained on billions of words: a 6-layer sentence encoder whose top 4 layers were tuned
-for 1,254 steps of 32 sentences (~40k sentences of the bundled training text, 88 minutes
-on 2 shared cores). Measured (``benchmarks/results/fill_in.md``): recall@20 of a masked
-content word 17-21%, recall@1 3-4%, 400-650 candidates/s; better than the frozen-encoder
-head (6-10% / 1-2%), short of the issue's target (35% / 12%). Shipped: float16, 14.6 MB. Scores are raw logits (the score contract of
+for 6,254 steps of 32 sentences (~200k sentence draws of the bundled training text; 88
+minutes on 2 shared cores, then 54 on a quiet machine). Measured
+(``benchmarks/results/fill_in.md``): recall@20 of a masked content word 25.7-26.3%,
+recall@1 4.7-7.7%, ~1,600-2,200 candidates/s; better than the frozen-encoder head (6-10% /
+1-2%), short of the issue's target (35% / 12%) on its own; the default route
+(``minilm_gemma``, :mod:`textrobust.fill_in.product`) multiplies it with Gemma's left
+context and reaches recall@20 34-39%. Shipped: float16, 14.6 MB. Scores are raw logits (the score contract of
 :mod:`textrobust.fill_in.masked`).
 """
 

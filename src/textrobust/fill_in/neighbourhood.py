@@ -486,7 +486,7 @@ class NeighbourSource:
 def load_fill_in(name: str | None = None) -> FillIn:
     """A fill-in model: a name registered in ``textrobust.fill_in.FILL_INS`` or the path of
     a local Hugging Face masked-LM folder; None: ``textrobust.fill_in.DEFAULT_FILL_IN``
-    (the fast ``minilm_tuned``)."""
+    (``minilm_gemma``: the tuned MiniLM times Gemma's left context)."""
     from textrobust.errors import TextRobustError
 
     try:

@@ -2,18 +2,21 @@
 
 :data:`FILL_INS` maps a name to a factory ``factory(**settings) -> FillIn``;
 :func:`load_fill_in` also accepts a local Hugging Face masked-LM folder. The default
-(:data:`DEFAULT_FILL_IN`) is ``minilm_tuned`` (issue 13: MiniLM's top 4 layers and the
-MLM head fine-tuned by the project): recall@20 17-21% on the three probe seeds of
-``benchmarks/results/fill_in.md`` at 411-637 candidates/s on two shared cores, so it
-meets the speed bar of neighbourhoods (>= 300 candidates/s; a second-order neighbourhood
-needs 100-900 requests per sentence). It misses the 35% recall@20 target of issue 13 but
-is strictly better than ``minilm_mlm`` (recall@20 5.7-10%, the default before issue 13,
-kept by name). ``causal_rescore`` (Gemma 3 270M) has the best recall (31% recall@20) but
-proposes ~2 candidates/s: minutes per example, so it is chosen by name, never by default
-(issue 15).
+(:data:`DEFAULT_FILL_IN`) is ``minilm_gemma`` (issue 13): the project's fine-tuned MiniLM
+(top 4 layers + head) times Gemma 3 270M's next-word distribution from the left context.
+On the three test probe seeds of ``benchmarks/results/fill_in.md`` it has recall@20
+34-38.7% (mean 36.6%) and recall@1 6.3-12.3% (mean 9.0%) at 420-540 candidates/s on two
+cores, above the speed bar of neighbourhoods (>= 300 candidates/s; a second-order
+neighbourhood needs 100-900 requests per sentence, and the positions of one sentence
+share one Gemma pass). It needs the optional extra ``lm`` (Gemma); without it, name
+``minilm_tuned`` (the MiniLM part alone: recall@20 25.7-26.3%, ~2,000 candidates/s).
+``causal_rescore`` (Gemma propose-and-rescore over whole sentences) ranks better at the
+top (recall@1 17% on 100 probes) but takes ~2 candidates/s: minutes per example, so it is
+chosen by name, never by default (issue 15). ``minilm_mlm`` (frozen encoder + head,
+recall@20 6-10%) is kept by name.
 
 >>> FILL_INS.names()
-['causal_rescore', 'huggingface', 'minilm_mlm', 'minilm_tuned']
+['causal_rescore', 'huggingface', 'minilm_gemma', 'minilm_mlm', 'minilm_tuned']
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from textrobust.attack.candidates.fill_in import FillIn
-from textrobust.errors import ConfigError
+from textrobust.errors import AssetMissingError, ConfigError, MissingDependencyError
 from textrobust.fill_in.causal_rescore import CausalRescoreFillIn
 from textrobust.fill_in.huggingface import HuggingFaceFillIn
 from textrobust.fill_in.minilm_mlm import MiniLMFillIn
 from textrobust.fill_in.minilm_tuned import tuned_fill_in
+from textrobust.fill_in.product import ProductFillIn
 from textrobust.registry import Registry
 
 __all__ = ["DEFAULT_FILL_IN", "FILL_INS", "default_fill_in", "load_fill_in"]
@@ -35,11 +39,9 @@ __all__ = ["DEFAULT_FILL_IN", "FILL_INS", "default_fill_in", "load_fill_in"]
 #: Registered fill-ins: name -> factory(**settings).
 FILL_INS: Registry[Callable[..., FillIn]] = Registry("fill-in")
 
-#: The name of the default fill-in: the best route that meets the speed bar (>= 300
-#: candidates/s on two cores; issue 13). ``causal_rescore`` has better recall@20 on held-out
-#: Rotten Tomatoes sentences (31% vs 17-21%, benchmarks/results/fill_in.md) but takes
-#: minutes per sentence; ``minilm_mlm`` is as fast and weaker (5.7-10%).
-DEFAULT_FILL_IN = "minilm_tuned"
+#: The name of the default fill-in: the route with the best recall@20 that meets the speed
+#: bar (>= 300 candidates/s on two cores; issue 13, benchmarks/results/fill_in.md).
+DEFAULT_FILL_IN = "minilm_gemma"
 
 
 @FILL_INS.register("minilm_mlm", "MiniLM encoder + the project's trained MLM head (offline, fast; logits)")
@@ -50,6 +52,41 @@ def _minilm_mlm(encoder_path: str | Path | None = None, head_path: str | Path | 
 @FILL_INS.register("minilm_tuned", "MiniLM with its top layers fine-tuned as a masked LM by the project (offline, fast; logits)")
 def _minilm_tuned(encoder_path: str | Path | None = None, tuned_path: str | Path | None = None, **settings: Any) -> FillIn:
     return tuned_fill_in(encoder_path, tuned_path, **settings)
+
+
+@FILL_INS.register(
+    "minilm_gemma",
+    "tuned MiniLM logits + Gemma 3 270M next-word logits from the left context (product of experts; optional extra 'lm')",
+)
+def _minilm_gemma(
+    encoder_path: str | Path | None = None,
+    tuned_path: str | Path | None = None,
+    lm_path: str | Path | None = None,
+    *,
+    weight: float | None = None,
+    batch_size: int = 16,
+    cache_size: int | None = 20_000,
+    **settings: Any,
+) -> FillIn:
+    from textrobust.fill_in.product import DEFAULT_WEIGHT
+    from textrobust.lm import CausalLM
+
+    masked = tuned_fill_in(encoder_path, tuned_path, **settings)
+    try:
+        lm = CausalLM.default(lm_path)
+    except AssetMissingError as error:
+        raise AssetMissingError(
+            "Gemma 3 270M (for the 'minilm_gemma' fill-in)", error.searched,
+            f"{error.hint} Or choose the MiniLM part alone: fill_in='minilm_tuned' (--fill-in minilm_tuned).",
+        ) from error
+    except MissingDependencyError as error:
+        raise MissingDependencyError(
+            error.package, "The 'minilm_gemma' fill-in (Gemma 3 270M; or choose fill_in='minilm_tuned')",
+            "pip install 'textrobust[lm]'",
+        ) from error
+    return ProductFillIn(
+        masked, lm, weight=DEFAULT_WEIGHT if weight is None else weight, batch_size=batch_size, cache_size=cache_size
+    )
 
 
 @FILL_INS.register("causal_rescore", "Gemma 3 270M: propose from the left context, rescore whole sentences (log-prob ratios)")

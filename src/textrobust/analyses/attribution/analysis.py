@@ -9,8 +9,9 @@ optional), grammar-error increase (link-grammar), and k (Eq. 2) for each text di
 The summary gives Figure 2's curves (means and standard deviations per rho), AUC_k per
 attack and TEA's relative increase over TEF (Figure 3).
 
-Candidates: TEA asks the project's fill-in (``textrobust.fill_in``; the default is the
-fast ``minilm_tuned`` route, ``causal_rescore`` or a local masked-LM folder by name), |C| = 15
+Candidates: TEA asks the project's fill-in (``textrobust.fill_in``; the default is
+``minilm_gemma``, the tuned MiniLM times Gemma's left context; ``minilm_tuned``, ``causal_rescore`` or a
+local masked-LM folder by name), |C| = 15
 whole words per word; TEF the 15 nearest counter-fitted GloVe neighbours (the project
 counter-fits GloVe itself: no counter-fitted vectors exist offline). Stop words are never
 substituted (Algorithm 1, line 8).

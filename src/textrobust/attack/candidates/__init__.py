@@ -87,7 +87,7 @@ CANDIDATE_SOURCES.add(
 def fill_in_source(k: int = 50, *, fill_in: Any = None, keep_case: bool = True) -> FillInSource:
     """A fill-in model's top ``k`` whole words (BAE's candidates): ``fill_in`` is a FillIn
     object, a name in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder, or None
-    for ``textrobust.fill_in.DEFAULT_FILL_IN`` (the fast ``minilm_tuned``)."""
+    for ``textrobust.fill_in.DEFAULT_FILL_IN`` (``minilm_gemma``: the tuned MiniLM times Gemma's left context)."""
     if fill_in is None or isinstance(fill_in, str):
         from textrobust.fill_in import load_fill_in
 
