@@ -472,6 +472,7 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, planted_w
 
     from textrobust import audit
     from textrobust.cli.app import app
+    from textrobust.fill_in import DEFAULT_FILL_IN
 
     real = audit.run
     monkeypatch.setattr(audit, "run", lambda victim, data, *args, **kw: real(linear_victim(), planted_dataset(),
@@ -487,7 +488,7 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, planted_w
     assert section["counts"] == {"units": 2, "ok": 2, "errors": 0, "budget_exhausted": 0}
     with RunStore(out / "store.sqlite") as store:
         run = store.latest_run("second-order")
-        assert run is not None and run.config["settings"]["fill_in"] == "minilm_tuned"
+        assert run is not None and run.config["settings"]["fill_in"] == DEFAULT_FILL_IN == "minilm_gemma"
 
 
 def test_exports_and_light_import() -> None:
