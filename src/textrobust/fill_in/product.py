@@ -51,6 +51,7 @@ import numpy as np
 
 from textrobust.errors import ConfigError
 from textrobust.fill_in.causal_rescore import _left_context
+from textrobust.fill_in.lazy_lm import LazyCausalLM
 from textrobust.fill_in.masked import MaskedFillIn
 from textrobust.fill_in.requests import check_fill_args
 from textrobust.fill_in.whole_words import whole_word_vocab
@@ -65,7 +66,7 @@ __all__ = ["DEFAULT_WEIGHT", "ProductFillIn"]
 DEFAULT_WEIGHT = 1.0
 
 
-class ProductFillIn:
+class ProductFillIn(LazyCausalLM):
     """Masked-LM logits plus ``weight`` times a causal LM's next-word logits.
 
     ``masked`` is a :class:`MaskedFillIn`; ``lm`` a :class:`~textrobust.lm.CausalLM`
@@ -106,14 +107,6 @@ class ProductFillIn:
         self._cache: LRUCache[tuple[tuple[str, ...], int], tuple[tuple[str, ...], np.ndarray]] = LRUCache(cache_size)
         self.contexts = 0  # distinct left contexts asked of the causal LM
         self.rows_run = 0  # causal rows run (a context that is a prefix of another is read from it)
-
-    @property
-    def lm(self) -> Any:
-        if self._lm is None:
-            from textrobust.lm import CausalLM
-
-            self._lm = CausalLM.default()
-        return self._lm
 
     @property
     def vocab(self) -> Any:
@@ -255,24 +248,12 @@ class ProductFillIn:
         """The last hidden state at each (row, index), rows batched by length."""
         import torch
 
-        lm = self.lm
-        pad = getattr(lm.tokenizer, "pad_token_id", None) or 0
         by_row: dict[int, list[int]] = {}
         for i, (r, _) in enumerate(where):
             by_row.setdefault(r, []).append(i)
-        hidden_size = int(lm.model.get_output_embeddings().weight.shape[1])
+        hidden_size = int(self.lm.model.get_output_embeddings().weight.shape[1])
         states = torch.empty((len(where), hidden_size))
-        order = sorted(range(len(rows)), key=lambda r: len(rows[r]))
-        for b in range(0, len(order), self.batch_size):
-            chunk = order[b : b + self.batch_size]
-            width = max(len(rows[r]) for r in chunk)
-            ids = torch.full((len(chunk), width), int(pad), dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for n, r in enumerate(chunk):
-                ids[n, : len(rows[r])] = torch.tensor(rows[r], dtype=torch.long)
-                mask[n, : len(rows[r])] = 1
-            with torch.inference_mode():
-                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
+        for chunk, hidden, _ in self._hidden_batches(rows, self.batch_size):
             for n, r in enumerate(chunk):
                 for i in by_row[r]:
                     states[i] = hidden[n, where[i][1]].float()
@@ -292,5 +273,5 @@ class ProductFillIn:
         self._cache.clear()
 
     def __repr__(self) -> str:
-        lm = repr(self._lm) if self._lm is not None else "CausalLM.default() (not loaded)"
+        lm = self._lm_repr()
         return f"ProductFillIn({type(self.masked).__name__}, {lm}, weight={self.weight})"

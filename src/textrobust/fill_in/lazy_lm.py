@@ -1,0 +1,51 @@
+"""A causal LM loaded on first use, for the fill-ins that need one, and its batched pass.
+
+:class:`~textrobust.fill_in.causal_rescore.CausalRescoreFillIn` and
+:class:`~textrobust.fill_in.product.ProductFillIn` take a :class:`~textrobust.lm.CausalLM`
+or None; with None, Gemma 3 270M (:meth:`CausalLM.default`) is loaded the first time
+:attr:`LazyCausalLM.lm` is read, so building the fill-in stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LazyCausalLM"]
+
+
+class LazyCausalLM:
+    """Mixin: ``self._lm`` (a CausalLM or None) behind a loading :attr:`lm` property."""
+
+    _lm: Any = None
+
+    @property
+    def lm(self) -> Any:
+        if self._lm is None:
+            from textrobust.lm import CausalLM
+
+            self._lm = CausalLM.default()
+        return self._lm
+
+    def _hidden_batches(self, rows: list[list[int]], batch_size: int) -> Any:
+        """Yields ``(indices into rows, last hidden states [B, T, H], attention mask [B, T])``
+        for right-padded batches of ``batch_size`` rows of token ids, sorted by length."""
+        import torch
+
+        lm = self.lm
+        pad = int(getattr(lm.tokenizer, "pad_token_id", None) or 0)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        for b in range(0, len(order), batch_size):
+            chunk = order[b : b + batch_size]
+            width = max(len(rows[i]) for i in chunk)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for n, i in enumerate(chunk):
+                ids[n, : len(rows[i])] = torch.tensor(rows[i], dtype=torch.long)
+                mask[n, : len(rows[i])] = 1
+            with torch.inference_mode():
+                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
+            yield chunk, hidden, mask
+
+    def _lm_repr(self) -> str:
+        """The LM for ``__repr__``, without loading it."""
+        return repr(self._lm) if self._lm is not None else "CausalLM.default() (not loaded)"
