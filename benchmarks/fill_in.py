@@ -121,6 +121,13 @@ def main() -> int:
     parser.add_argument("--weights", default="",
                         help="minilm_gemma: comma-separated causal-LM weights, one row each (default: the shipped "
                              "DEFAULT_WEIGHT)")
+    parser.add_argument("--rerank", default="",
+                        help="minilm_gemma: comma-separated numbers of candidates re-ranked by the lookahead, one "
+                             "row each (default: the shipped DEFAULT_RERANK; 0 = none)")
+    parser.add_argument("--lookahead-tokens", type=int, default=1,
+                        help="minilm_gemma: tokens after the gap scored by the lookahead")
+    parser.add_argument("--lookahead-weight", type=float, default=None,
+                        help="minilm_gemma: exponent of the lookahead probability (default: shipped)")
     parser.add_argument("--split", default="test", choices=("test", "dev"),
                         help="Rotten Tomatoes split the probes come from (dev: for choosing settings)")
     parser.add_argument("--kv-ab", type=int, default=0,
@@ -140,11 +147,17 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     examples: dict[str, list[str]] = {}
     show = [(Text.from_string("a deep and meaningful film."), 4), probes[0], probes[1]]
-    from textrobust.fill_in.product import DEFAULT_WEIGHT
+    from textrobust.fill_in.product import DEFAULT_RERANK, DEFAULT_WEIGHT
 
     weights = [float(w) for w in args.weights.split(",") if w] or [DEFAULT_WEIGHT]
-    runs = [(r, w) for r in args.routes.split(",") for w in (weights if r == "minilm_gemma" else [None])]
-    for route, weight in runs:
+    reranks = [int(r) for r in args.rerank.split(",") if r] or [DEFAULT_RERANK]
+    runs = [
+        (r, w, rr)
+        for r in args.routes.split(",")
+        for w in (weights if r == "minilm_gemma" else [None])
+        for rr in (reranks if r == "minilm_gemma" else [None])
+    ]
+    for route, weight, rerank in runs:
         t0 = time.perf_counter()
         n = args.n
         with tempfile.TemporaryDirectory() as tmp:
@@ -165,8 +178,12 @@ def main() -> int:
                 fill_in = tuned_fill_in(tuned_path=args.tuned_folder)
                 name = "minilm_tuned (MiniLM, top layers + head fine-tuned)"
             elif route == "minilm_gemma":
-                fill_in = FILL_INS.get("minilm_gemma")(tuned_path=args.tuned_folder, weight=weight)
-                name = f"minilm_gemma (tuned MiniLM x Gemma left context, weight {weight:g})"
+                fill_in = FILL_INS.get("minilm_gemma")(
+                    tuned_path=args.tuned_folder, weight=weight, rerank=rerank,
+                    lookahead_tokens=args.lookahead_tokens, lookahead_weight=args.lookahead_weight,
+                )
+                name = (f"minilm_gemma (tuned MiniLM x Gemma left context, weight {weight:g}; lookahead over the "
+                        f"top {fill_in.rerank}, {fill_in.lookahead_tokens} token(s), weight {fill_in.lookahead_weight:g})")
             elif route in ("causal_rescore", "causal_rescore_nokv"):
                 kv = route == "causal_rescore"
                 fill_in = CausalRescoreFillIn.default(proposals=args.proposals, kv_cache=kv)

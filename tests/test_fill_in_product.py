@@ -72,7 +72,7 @@ def parts(tmp_path_factory):
 def product(parts) -> ProductFillIn:
     masked, lm = parts
     masked.clear_cache()
-    return ProductFillIn(masked, lm, weight=1.5, batch_size=2)
+    return ProductFillIn(masked, lm, weight=1.5, batch_size=2, rerank=0)  # the product alone
 
 
 def _causal_logits(lm, context_words: list[str]) -> np.ndarray:
@@ -120,7 +120,7 @@ def test_weight_zero_is_the_masked_lm_alone(parts) -> None:
 def test_weight_changes_the_ranking_towards_the_causal_lm(parts) -> None:
     masked, lm = parts
     request = [(TEXTS[0], 1)]
-    heavy = ProductFillIn(masked, lm, weight=1000.0).fill(request, 5)[0]
+    heavy = ProductFillIn(masked, lm, weight=1000.0, rerank=0).fill(request, 5)[0]
     causal = _causal_logits(lm, ["the"])
     words = masked.vocab.words(True)
     by_lm = sorted(
@@ -168,6 +168,12 @@ def test_bad_settings(parts) -> None:
             ProductFillIn(masked, lm, weight=weight)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="'batch_size'"):
         ProductFillIn(masked, lm, batch_size=0)
+    for name, value in (("rerank", -1), ("rerank", 2.0), ("lookahead_tokens", 0), ("lookahead_tokens", True)):
+        with pytest.raises(ConfigError, match=f"'{name}'"):
+            ProductFillIn(masked, lm, **{name: value})
+    for value in (-0.5, float("inf"), "1"):
+        with pytest.raises(ConfigError, match="'lookahead_weight'"):
+            ProductFillIn(masked, lm, lookahead_weight=value)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="masked-LM fill-in"):
         ProductFillIn(object(), lm)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="position 9"):
@@ -196,6 +202,139 @@ def test_lm_is_loaded_lazily_and_repr_does_not_load(parts) -> None:
     lazy = ProductFillIn(masked)
     assert "not loaded" in repr(lazy) and lazy._lm is None
     assert "weight=" in repr(ProductFillIn(masked, lm))
+
+
+# ---- the lookahead: the words after the gap ------------------------------------------------
+def _assert_same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> None:
+    assert [w for w, _ in a] == [w for w, _ in b]
+    assert np.allclose([s for _, s in a], [s for _, s in b], atol=1e-4)
+
+
+def _logprobs_after(lm, ids: list[int], targets: list[int], rows: list[int] | None = None) -> float:
+    """log P(targets | ids) by a plain forward pass, normalised over all of the causal LM's
+    vocabulary (``rows`` None) or over ``rows`` and the target."""
+    with torch.inference_mode():
+        logits = lm.model(torch.tensor([ids + targets[:-1]])).logits[0].double()
+    total = 0.0
+    for t, target in enumerate(targets):
+        row = logits[len(ids) - 1 + t]
+        pool = row if rows is None else row[sorted(set(rows) | {target})]
+        total += float(row[target] - torch.logsumexp(pool, 0))
+    return total
+
+
+def _expected_with_lookahead(parts, text: Text, position: int, context: list[str], after: list[str], *,
+                             weight: float, rerank: int, rows: list[int] | None) -> dict[str, float]:
+    """The product scores of the words for one gap, plus the lookahead bonus of the
+    ``rerank`` best (each in its likeliest single-token case variant) and the lowest bonus
+    for the others, computed with plain forward passes."""
+    masked, lm = parts
+    masked.clear_cache()
+    pure = dict(ProductFillIn(masked, lm, weight=weight, rerank=0).fill([(text, position)], 50)[0])
+    best = sorted(pure, key=lambda w: -pure[w])[:rerank]
+    bos = CAUSAL_WORDS.index("<bos>")
+    context_ids = [bos, *(CAUSAL_WORDS.index(w) for w in context)]
+    causal = _causal_logits(lm, context)
+    targets = [CAUSAL_WORDS.index(w) for w in after]
+    bonus = {}
+    for w in best:
+        variants = [i for i, v in enumerate(CAUSAL_WORDS) if v.lower() == w]
+        variant = max(variants, key=lambda i: causal[i])
+        bonus[w] = _logprobs_after(lm, context_ids + [variant], targets, rows)
+    floor = min(bonus.values())
+    return {w: score + bonus.get(w, floor) for w, score in pure.items()}
+
+
+@pytest.mark.parametrize("tokens", [1, 2])
+def test_lookahead_adds_the_log_probability_of_the_next_tokens(parts, tokens: int) -> None:
+    masked, lm = parts
+    text, position = TEXTS[0], 1  # "the ___ is very good ."
+    expected = _expected_with_lookahead(parts, text, position, ["the"], ["is", "very"][:tokens],
+                                        weight=1.5, rerank=3, rows=None)
+    fill_in = ProductFillIn(masked, lm, weight=1.5, rerank=3, lookahead_tokens=tokens, exact_lookahead=True)
+    answer = fill_in.fill([(text, position)], 50)[0]
+    assert [w for w, _ in answer] == sorted(expected, key=lambda w: -expected[w])
+    for w, score in answer:
+        assert score == pytest.approx(expected[w], abs=1e-4), w
+    assert fill_in.stats()["lookahead_rows"] == 3
+    # the reranked words stay above every other word
+    assert {w for w, _ in answer[:3]} == set(sorted(expected, key=lambda w: -expected[w])[:3])
+
+
+def test_lookahead_normaliser_is_restricted_to_word_and_punctuation_rows(parts) -> None:
+    masked, lm = parts
+    fill_in = ProductFillIn(masked, lm, weight=1.5, rerank=4)
+    text, position = TEXTS[0], 4  # "the film is very ___ ."
+    answer = fill_in.fill([(text, position)], 50)[0]
+    rows = fill_in._normalizer_rows().tolist()
+    names = {CAUSAL_WORDS[i] for i in rows}
+    assert {".", ",", "film", "Film", "FILM", "good"} <= names
+    assert not names & {"<pad>", "<unk>", "<bos>"}  # no word, no punctuation
+    expected = _expected_with_lookahead(parts, text, position, ["the", "film", "is", "very"], ["."],
+                                        weight=1.5, rerank=4, rows=rows)
+    for w, score in answer:
+        assert score == pytest.approx(expected[w], abs=1e-4), w
+
+
+def test_lookahead_is_the_same_however_the_rows_are_batched(parts) -> None:
+    masked, lm = parts
+    requests = [(TEXTS[1], p) for p in range(len(TEXTS[1]))] + [(TEXTS[0], p) for p in range(len(TEXTS[0]))]
+    runs = []
+    for batch_size, pooled in ((1, 1), (1, 1000), (3, 2), (16, 1000)):
+        masked.clear_cache()
+        fill_in = ProductFillIn(masked, lm, weight=1.5, rerank=3, batch_size=batch_size)
+        fill_in.lookahead_batch = pooled
+        runs.append(fill_in.fill(requests, 8))
+    masked.clear_cache()
+    single = ProductFillIn(masked, lm, weight=1.5, rerank=3)
+    runs.append([single.fill([request], 8)[0] for request in requests])
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            _assert_same(a, b)
+
+
+def test_no_lookahead_for_the_last_word(parts) -> None:
+    masked, lm = parts
+    text = Text.from_string("the film is very good")
+    last = len(text) - 1  # nothing after it
+    masked.clear_cache()
+    pure = ProductFillIn(masked, lm, weight=1.5, rerank=0).fill([(text, last)], 10)[0]
+    fill_in = ProductFillIn(masked, lm, weight=1.5, rerank=3)
+    _assert_same(fill_in.fill([(text, last)], 10)[0], pure)
+    assert fill_in.stats()["lookahead_rows"] == 0
+
+
+def _tiny_gemma(sliding_window: int):
+    """A two-layer Gemma 3 (one sliding-window layer, one full) over the causal word list."""
+    from textrobust.lm import CausalLM
+
+    config = transformers.Gemma3TextConfig(
+        vocab_size=len(CAUSAL_WORDS), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=8, sliding_window=sliding_window,
+        layer_types=["sliding_attention", "full_attention"], max_position_embeddings=64,
+        pad_token_id=0, bos_token_id=2, eos_token_id=1,
+    )
+    torch.manual_seed(5)
+    model = transformers.Gemma3ForCausalLM(config).eval()
+    return CausalLM(model, _causal().tokenizer, batch_size=4)
+
+
+def test_lookahead_on_a_gemma_model_with_sliding_attention(parts) -> None:
+    masked, _ = parts
+    gemma = _tiny_gemma(sliding_window=8)
+    text, position = TEXTS[0], 1
+    expected = _expected_with_lookahead((masked, gemma), text, position, ["the"], ["is"],
+                                        weight=1.5, rerank=3, rows=None)
+    fill_in = ProductFillIn(masked, gemma, weight=1.5, rerank=3, exact_lookahead=True, batch_size=1)
+    answer = fill_in.fill([(text, position), (TEXTS[1], 6)], 50)
+    for w, score in answer[0]:
+        assert score == pytest.approx(expected[w], abs=1e-4), w
+    # "a deep and rare story , not ___ .": 8 tokens of context do not fit the window with
+    # the candidate: that gap keeps the product ranking
+    masked.clear_cache()
+    pure = ProductFillIn(masked, gemma, weight=1.5, rerank=0).fill([(TEXTS[1], 6)], 50)[0]
+    _assert_same(answer[1], pure)
+    assert fill_in.stats()["lookahead_rows"] == 3
 
 
 def test_registered() -> None:

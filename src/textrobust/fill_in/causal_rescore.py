@@ -319,7 +319,7 @@ class CausalRescoreFillIn(LazyCausalLM):
         head = lm.model.get_output_embeddings()
         cap = getattr(lm.model.config, "final_logit_softcapping", None)
         found: dict[tuple[str, bool], tuple[str, ...]] = {}
-        for chunk, hidden, mask in self._hidden_batches(rows, self.batch_size):
+        for chunk, hidden, mask, _ in self._hidden_batches(rows, self.batch_size):
             with torch.inference_mode():
                 last = hidden[torch.arange(len(chunk)), mask.sum(1) - 1]
                 logits = head(last).float()

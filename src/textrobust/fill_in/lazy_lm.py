@@ -26,9 +26,10 @@ class LazyCausalLM:
             self._lm = CausalLM.default()
         return self._lm
 
-    def _hidden_batches(self, rows: list[list[int]], batch_size: int) -> Any:
-        """Yields ``(indices into rows, last hidden states [B, T, H], attention mask [B, T])``
-        for right-padded batches of ``batch_size`` rows of token ids, sorted by length."""
+    def _hidden_batches(self, rows: list[list[int]], batch_size: int, *, keep_cache: bool = False) -> Any:
+        """Yields ``(indices into rows, last hidden states [B, T, H], attention mask [B, T],
+        key/value cache or None)`` for right-padded batches of ``batch_size`` rows of token
+        ids, sorted by length (the cache only with ``keep_cache``)."""
         import torch
 
         lm = self.lm
@@ -43,8 +44,8 @@ class LazyCausalLM:
                 ids[n, : len(rows[i])] = torch.tensor(rows[i], dtype=torch.long)
                 mask[n, : len(rows[i])] = 1
             with torch.inference_mode():
-                hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
-            yield chunk, hidden, mask
+                out = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=keep_cache)
+            yield chunk, out[0], mask, (out.past_key_values if keep_cache else None)
 
     def _lm_repr(self) -> str:
         """The LM for ``__repr__``, without loading it."""

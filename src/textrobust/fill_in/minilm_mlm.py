@@ -178,7 +178,7 @@ class MiniLMFillIn(MaskedFillIn):
         head: Mapping[str, Any],
         config: Mapping[str, Any],
         *,
-        batch_size: int = 64,
+        batch_size: int = 24,  # rows are sorted by length: smaller batches pad less (24 vs 64: ~25% faster)
         max_length: int = 128,
         cache_size: int | None = 20_000,
         check_encoder: bool = True,

@@ -30,6 +30,27 @@ single whole-word tokens (``▁film``, ``▁Film``, ...) with the gap's spacing.
 causal LM would spell with several tokens gets the gap's lowest LM score (it is ranked by
 the masked LM among such words only).
 
+**Lookahead: the words after the gap.** The causal LM's part sees only the left context,
+so it tops gaps with words that fit the words before them but not the ones after
+(``a ___ parade of talking heads``: good, little, nice). The ``rerank`` best words by the
+product score (default :data:`DEFAULT_RERANK`) are therefore rescored with the causal
+LM's probability of the first ``lookahead_tokens`` tokens after the gap::
+
+    score(w) += lookahead_weight * log P_lm(tokens after the gap | left, w)
+
+This is the first factor of the whole-sentence probability that ``causal_rescore`` uses,
+at the cost of one causal token per candidate: the left contexts' key/value caches (kept
+from the pass above) are repeated per candidate and only the candidate's tokens run,
+pooled over many gaps into one pass (:attr:`ProductFillIn.lookahead_batch`). Each
+candidate is spelled as its likeliest single-token case variant in the gap (or the
+tokenised word). Every other word gets the lowest bonus of its gap's reranked words, so
+the reranked words stay on top and differences stay log-ratios. The probability is
+normalised over the ~57k head rows of English words and punctuation, not all 262k
+(:meth:`ProductFillIn._normalizer_rows`; ``exact_lookahead=True`` uses all of them):
+on dev probes the route ran at 351 instead of 284 candidates/s, at the same recall. Rows too long
+for the LM's sliding attention window skip the lookahead (their ranking stays the
+product's). Gain and cost: ``benchmarks/results/fill_in.md``.
+
 **Shared prefixes.** A causal LM's state after token t depends only on tokens <= t, so
 the positions of one text share one pass: each left context is tokenised, and when its
 ids are a prefix of a longer context already run, the state is read from that row
@@ -45,7 +66,7 @@ vocabulary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,12 +79,63 @@ from textrobust.fill_in.whole_words import whole_word_vocab
 from textrobust.similarity.cache import LRUCache
 from textrobust.text import Text
 
-__all__ = ["DEFAULT_WEIGHT", "ProductFillIn"]
+__all__ = ["DEFAULT_LOOKAHEAD_WEIGHT", "DEFAULT_RERANK", "DEFAULT_WEIGHT", "ProductFillIn"]
 
 #: The causal LM's exponent, chosen on Rotten Tomatoes dev probes (3 x 300, seeds 0-2)
 #: among 1, 1.5, 2: mean recall@20 35.6 / 34.2 / 33.3%, recall@1 9.9 / 10.0 / 10.1%
 #: (``benchmarks/results/fill_in.md``, issue 13).
 DEFAULT_WEIGHT = 1.0
+
+#: How many of the best product candidates are re-ranked with the causal LM's view of the
+#: words after the gap (0: none); see :meth:`ProductFillIn._add_lookahead`. Chosen on dev
+#: probes (seeds 0-2): mean recall@1 9.9% -> 13.0% (3) / 13.2% (5), at 1 Gemma row per
+#: reranked word (``benchmarks/results/fill_in.md``, issue 13).
+DEFAULT_RERANK = 3
+
+#: The exponent of that lookahead probability.
+DEFAULT_LOOKAHEAD_WEIGHT = 1.0
+
+
+class _Job(NamedTuple):
+    """One lookahead row: a candidate of request ``request``, on row ``row`` of the cache
+    of causal batch ``batch``, whose context ends at index ``last``."""
+
+    request: int
+    batch: int
+    row: int
+    last: int
+    inputs: list[int]  # the candidate's tokens, then all targets but the last
+    targets: list[int]  # the first tokens after the gap
+
+
+def _stack_caches(caches: list[Any], picks: list[tuple[int, int]]) -> tuple[Any, int]:
+    """One key/value cache holding, in order, row ``row`` of ``caches[batch]`` for each
+    pick, every layer right-padded with zeros to the widest cache (the padding is masked
+    by the caller); and that width. One of the cache objects is reused (its tensors
+    replaced): none may be used afterwards."""
+    import torch
+
+    by_batch: dict[int, list[int]] = {}
+    for k, (b, _) in enumerate(picks):
+        by_batch.setdefault(b, []).append(k)
+    width = max(int(caches[b].get_seq_length()) for b in by_batch)
+    order = [k for b in sorted(by_batch) for k in by_batch[b]]
+    back = torch.empty(len(picks), dtype=torch.long)
+    back[torch.tensor(order, dtype=torch.long)] = torch.arange(len(picks))
+    merged = caches[min(by_batch)]
+    for layer_index, layer in enumerate(merged.layers):
+        for name in ("keys", "values"):
+            parts = []
+            for b in sorted(by_batch):
+                tensor = getattr(caches[b].layers[layer_index], name)
+                tensor = tensor[torch.tensor([picks[k][1] for k in by_batch[b]], dtype=torch.long)]
+                if tensor.shape[-2] < width:
+                    tensor = torch.nn.functional.pad(tensor, (0, 0, 0, width - tensor.shape[-2]))
+                parts.append(tensor)
+            setattr(layer, name, torch.cat(parts)[back])
+        if hasattr(layer, "cumulative_length"):
+            layer.cumulative_length = width
+    return merged, width
 
 
 class ProductFillIn(LazyCausalLM):
@@ -87,6 +159,10 @@ class ProductFillIn(LazyCausalLM):
         lm: Any | None = None,
         *,
         weight: float = DEFAULT_WEIGHT,
+        rerank: int = DEFAULT_RERANK,
+        lookahead_tokens: int = 1,
+        lookahead_weight: float = DEFAULT_LOOKAHEAD_WEIGHT,
+        exact_lookahead: bool = False,
         batch_size: int = 16,
         cache_size: int | None = 20_000,
     ) -> None:
@@ -97,16 +173,35 @@ class ProductFillIn(LazyCausalLM):
             )
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not np.isfinite(weight) or weight < 0:
             raise ConfigError(f"The 'weight' parameter of ProductFillIn must be a finite number >= 0. Got {weight!r} instead.")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"The 'batch_size' parameter of ProductFillIn must be an int >= 1. Got {batch_size!r} instead.")
+        for name, value, least in (("batch_size", batch_size, 1), ("rerank", rerank, 0), ("lookahead_tokens", lookahead_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(f"The '{name}' parameter of ProductFillIn must be an int >= {least}. Got {value!r} instead.")
+        if (
+            isinstance(lookahead_weight, bool)
+            or not isinstance(lookahead_weight, (int, float))
+            or not np.isfinite(lookahead_weight)
+            or lookahead_weight < 0
+        ):
+            raise ConfigError(
+                f"The 'lookahead_weight' parameter of ProductFillIn must be a finite number >= 0. Got {lookahead_weight!r} instead."
+            )
         self.masked = masked
         self._lm = lm
         self.weight = float(weight)
+        # the lookahead needs the causal LM, which weight 0 switches off
+        self.rerank = rerank if self.weight and lookahead_weight else 0
+        self.lookahead_tokens = lookahead_tokens
+        self.lookahead_weight = float(lookahead_weight)
+        self.exact_lookahead = bool(exact_lookahead)
+        self._normalizer: tuple[Any, Any] | None = None
+        self._kept_rows: dict[str, tuple[tuple[int, int], Any]] = {}
         self.batch_size = batch_size
         self._maps: dict[bool, tuple[Any, Any, Any]] = {}
+        self._variant_index: dict[bool, dict[int, list[int]]] = {}
         self._cache: LRUCache[tuple[tuple[str, ...], int], tuple[tuple[str, ...], np.ndarray]] = LRUCache(cache_size)
         self.contexts = 0  # distinct left contexts asked of the causal LM
         self.rows_run = 0  # causal rows run (a context that is a prefix of another is read from it)
+        self.lookahead_rows = 0  # candidate continuations run for the lookahead
 
     @property
     def vocab(self) -> Any:
@@ -141,17 +236,248 @@ class ProductFillIn(LazyCausalLM):
 
         requests = [item for _, item in todo]
         masked = self.masked.whole_word_logits(requests)
-        contexts = [_left_context(text, position) for text, position in requests]
-        lm_scores = self._lm_word_logits(contexts)
+        totals = [mlm for _, mlm in masked] if self.weight == 0 else self._product(requests, masked)
         out = {}
-        for (key, _), (spaced, mlm), lm_row in zip(todo, masked, lm_scores):
-            total = mlm + self.weight * lm_row if self.weight else mlm
+        for (key, _), (spaced, _), total in zip(todo, masked, totals):
             top = torch.topk(total, min(k, total.shape[0]))
             words = self.vocab.words(spaced)
             answer = (tuple(words[j] for j in top.indices.tolist()), top.values.double().numpy())
             self._cache.put(key, answer)
             out[key] = answer
         return out
+
+    #: lookahead rows run through the causal LM at once (a pass costs about the same for 50
+    #: rows as for 250: the weights are read once per pass)
+    lookahead_batch = 256
+
+    def _product(self, requests: list[tuple[Text, int]], masked: list[tuple[bool, Any]]) -> list[Any]:
+        """Per request, every masked-LM word's product score (plus the lookahead of the
+        ``rerank`` best), one batch of causal rows at a time; the lookahead runs on the
+        batches' key/value caches, pooled until :attr:`lookahead_batch` rows are waiting."""
+        import torch
+
+        contexts = [_left_context(text, position) for text, position in requests]
+        rights = self._right_ids(requests) if self.rerank else None
+        rows, where = self._rows(contexts)
+        by_row: dict[int, list[int]] = {}
+        for i, (r, _) in enumerate(where):
+            by_row.setdefault(r, []).append(i)
+        totals: list[Any] = [None] * len(requests)
+        tops: dict[int, Any] = {}
+        caches: list[Any] = []
+        jobs: list[_Job] = []
+        for chunk, hidden, _, cache in self._hidden_batches(rows, self.batch_size, keep_cache=self.rerank > 0):
+            members = [(n, i) for n, r in enumerate(chunk) for i in by_row[r]]
+            states = torch.stack([hidden[n, where[i][1]] for n, i in members]).float()
+            lm_words, variant_logits = self._lm_word_logits(states, [contexts[i][1] for _, i in members])
+            for (_, i), lm_row in zip(members, lm_words):
+                totals[i] = masked[i][1] + self.weight * lm_row
+            if rights is None:
+                continue
+            caches.append(cache)
+            for (n, i), logits in zip(members, variant_logits):
+                tops[i] = torch.topk(totals[i], min(self.rerank, totals[i].shape[0])).indices
+                if rights[i]:
+                    spaced = contexts[i][1]
+                    for j in tops[i].tolist():
+                        inputs = self._candidate_ids(j, spaced, logits) + rights[i][:-1]
+                        jobs.append(_Job(i, len(caches) - 1, n, where[i][1], inputs, rights[i]))
+            if len(jobs) >= self.lookahead_batch:
+                self._add_lookahead(caches, jobs, tops, totals)
+                caches, jobs = [], []
+        if jobs:
+            self._add_lookahead(caches, jobs, tops, totals)
+        return totals
+
+    def _lm_word_logits(self, states: Any, spacings: list[bool]) -> tuple[list[Any], list[Any]]:
+        """Per state (one per context; ``spacings`` says whether a space precedes the gap):
+        the causal LM's next-word logit of every masked-LM word (log-sum-exp over case
+        variants; the row's minimum for words it lacks), and the logits of the variant
+        tokens themselves (to pick a word's likeliest spelling)."""
+        import torch
+
+        head = self.lm.model.get_output_embeddings()
+        cap = getattr(self.lm.model.config, "final_logit_softcapping", None)
+        words_out: list[Any] = [None] * len(spacings)
+        variants_out: list[Any] = [None] * len(spacings)
+        for spaced in (True, False):
+            picked = [i for i, s in enumerate(spacings) if s == spaced]
+            if not picked:
+                continue
+            ids, owner, has = self._word_map(spaced)
+            n_words = len(self.vocab.words(spaced))
+            with torch.inference_mode():
+                weight = self._head_rows(f"words-{spaced}", ids)  # [U, H]
+                for b in range(0, len(picked), 256):
+                    chunk = picked[b : b + 256]
+                    logits = (states[chunk] @ weight.T).float()  # [B, U]
+                    if cap is not None:
+                        logits = torch.tanh(logits / cap) * cap
+                    index = owner.expand(len(chunk), -1)
+                    peak = torch.full((len(chunk), n_words), float("-inf")).scatter_reduce(
+                        1, index, logits, reduce="amax", include_self=True
+                    )
+                    safe = torch.where(has, peak, torch.zeros(()))
+                    summed = torch.zeros((len(chunk), n_words)).scatter_add(1, index, torch.exp(logits - safe.gather(1, index)))
+                    word = torch.where(has, safe + torch.log(summed.clamp_min(1e-30)), torch.zeros(()))
+                    floor = logits.min(dim=1, keepdim=True).values
+                    word = torch.where(has, word, floor)
+                    for r, i in enumerate(chunk):
+                        words_out[i] = word[r]
+                        variants_out[i] = logits[r]
+        return words_out, variants_out
+
+    # ---- lookahead: the words after the gap --------------------------------------------------
+    def _right_ids(self, requests: list[tuple[Text, int]]) -> list[list[int]]:
+        """Per request, the causal LM's first ``lookahead_tokens`` token ids of the text after
+        the gap (empty when the gap ends the text)."""
+        rendered = [_right_context(text, position) for text, position in requests]
+        unique = [r for r in dict.fromkeys(rendered) if r]
+        encoded = self.lm.tokenizer(unique, add_special_tokens=False)["input_ids"] if unique else []
+        ids_of = {r: [int(t) for t in ids[: self.lookahead_tokens]] for r, ids in zip(unique, encoded)}
+        return [ids_of.get(r, []) for r in rendered]
+
+    def _candidate_ids(self, word_index: int, spaced: bool, variant_logits: Any) -> list[int]:
+        """The causal LM's tokens for a masked-LM word in the gap: its likeliest single-token
+        case variant there, or the tokenised lower-case word when it has none."""
+        positions = self._variants(spaced).get(word_index)
+        if positions:
+            ids = self._word_map(spaced)[0]
+            best = max(positions, key=lambda u: float(variant_logits[u]))
+            return [int(ids[best])]
+        word = self.vocab.words(spaced)[word_index]
+        return [int(t) for t in self.lm.tokenizer((" " if spaced else "") + word, add_special_tokens=False)["input_ids"]]
+
+    def _add_lookahead(self, caches: list[Any], jobs: list[_Job], tops: dict[int, Any], totals: list[Any]) -> None:
+        """Adds ``lookahead_weight`` x log P(first tokens after the gap | left, candidate) to
+        each job's candidate (the ``rerank`` best of its request), in place, and the lowest
+        of those bonuses to every other word of the request, so the reranked words stay
+        above the rest and score differences stay log-ratios."""
+        import torch
+
+        values = self._continuation_logprobs(caches, jobs)
+        self.lookahead_rows += sum(v is not None for v in values)
+        per_request: dict[int, list[float]] = {}
+        for job, value in zip(jobs, values):
+            per_request.setdefault(job.request, []).append(value)
+        for i, scores in per_request.items():
+            if any(v is None for v in scores):  # a context too long for the lookahead: none
+                continue
+            bonus = torch.tensor(scores, dtype=totals[i].dtype) * self.lookahead_weight
+            floor = bonus.min()
+            totals[i] = totals[i] + floor
+            totals[i][tops[i]] += bonus - floor
+
+    def _continuation_logprobs(self, caches: list[Any], jobs: list[_Job]) -> list[float | None]:
+        """Per job: the summed log-probability of its targets, each predicted after the
+        job's context and the inputs before it, in one pass over the jobs' rows of the
+        batches' caches (padded to one width). Cached positions after the context (a longer
+        row sharing its prefix, or padding) are masked out. None for a job whose context is
+        too long for the LM's sliding attention window."""
+        import torch
+
+        lm = self.lm
+        head = lm.model.get_output_embeddings()
+        cap = getattr(lm.model.config, "final_logit_softcapping", None)
+        window = getattr(lm.model.config, "sliding_window", None)
+        depth = max(len(job.inputs) for job in jobs)
+        widths = [int(c.get_seq_length()) for c in caches]
+        fits = [window is None or w + depth < int(window) - 1 for w in widths]
+        kept = [j for j, job in enumerate(jobs) if fits[job.batch]]
+        out: list[float | None] = [None] * len(jobs)
+        if not kept:
+            return out
+        cache, width = _stack_caches(caches, [(jobs[j].batch, jobs[j].row) for j in kept])
+        pad = int(getattr(lm.tokenizer, "pad_token_id", None) or 0)
+        ids = torch.full((len(kept), depth), pad, dtype=torch.long)
+        mask = torch.zeros((len(kept), width + depth), dtype=torch.long)
+        positions = torch.zeros((len(kept), depth), dtype=torch.long)
+        rows, cols, targets = [], [], []
+        for r, j in enumerate(kept):
+            job = jobs[j]
+            ids[r, : len(job.inputs)] = torch.tensor(job.inputs, dtype=torch.long)
+            mask[r, : job.last + 1] = 1
+            mask[r, width : width + len(job.inputs)] = 1
+            positions[r] = job.last + 1 + torch.arange(depth)
+            first = len(job.inputs) - len(job.targets)  # the state after the candidate's last token
+            for t, target in enumerate(job.targets):
+                rows.append(r)
+                cols.append(first + t)
+                targets.append(target)
+        with torch.inference_mode():
+            hidden = lm.model.base_model(
+                input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
+            )[0]
+            states = hidden[torch.tensor(rows), torch.tensor(cols)]
+            wanted_ids = torch.tensor(targets, dtype=torch.long)
+            rows_of = self._normalizer_rows()
+            weight = head.weight if rows_of is None else self._head_rows("normalizer", rows_of)
+            outside = None if rows_of is None else ~self._in_normalizer()[wanted_ids]
+            picked = []
+            step = max(1, int(getattr(lm, "max_logits_bytes", 128 * 2**20)) // (4 * int(weight.shape[0])))
+            for s in range(0, len(rows), step):
+                part = states[s : s + step]
+                logits = (part @ weight.T).float()
+                target = (part * head.weight[wanted_ids[s : s + step]]).sum(1).float()
+                if cap is not None:
+                    logits = torch.tanh(logits / cap) * cap
+                    target = torch.tanh(target / cap) * cap
+                norm = torch.logsumexp(logits, dim=1)
+                if outside is not None:  # a target outside the normaliser's rows joins it
+                    norm = torch.where(outside[s : s + step], torch.logaddexp(norm, target), norm)
+                picked.append(target - norm)
+            values = torch.cat(picked).double().numpy()
+        sums = np.zeros(len(kept))
+        np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
+        for r, j in enumerate(kept):
+            out[j] = float(sums[r])
+        return out
+
+    def _normalizer_rows(self) -> Any:
+        """The causal LM's vocabulary rows whose log-sum-exp normalises the lookahead
+        probabilities: None (all rows) with ``exact_lookahead``, else the tokens of the
+        masked LM's words (both spacings, every case variant) and ASCII punctuation.
+
+        A departure for speed: Gemma's head has 262k rows, most of them for other
+        languages and word pieces, and applying all of them to every candidate's state
+        would cost more than the rest of this fill-in. The words that can follow an English
+        word are nearly all in these ~56k rows; the mass left out makes every lookahead
+        probability a little too high, by a similar amount for every candidate of a gap."""
+        if self.exact_lookahead:
+            return None
+        if self._normalizer is None:
+            import string
+
+            import torch
+
+            tokenizer = self.lm.tokenizer
+            pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+            allowed = set(string.punctuation) | {"▁", "Ġ", " "}
+            punctuation = [i for i, t in enumerate(pieces) if t and set(t) <= allowed and set(t) & set(string.punctuation)]
+            rows = torch.cat([self._word_map(True)[0], self._word_map(False)[0], torch.tensor(punctuation, dtype=torch.long)])
+            rows = torch.unique(rows)
+            rows = rows[rows < int(self.lm.model.get_output_embeddings().weight.shape[0])]
+            member = torch.zeros(int(self.lm.model.get_output_embeddings().weight.shape[0]), dtype=torch.bool)
+            member[rows] = True
+            self._normalizer = (rows, member)
+        return self._normalizer[0]
+
+    def _head_rows(self, name: str, ids: Any) -> Any:
+        """The output head's rows ``ids``, gathered once and kept (tens of MB) while the
+        head's weights stay the same tensor, unchanged."""
+        weight = self.lm.model.get_output_embeddings().weight
+        stamp = (weight.data_ptr(), weight._version)
+        kept = self._kept_rows.get(name)
+        if kept is None or kept[0] != stamp:
+            import torch
+
+            with torch.inference_mode():
+                kept = (stamp, weight[ids].contiguous())
+            self._kept_rows[name] = kept
+        return kept[1]
+
+    def _in_normalizer(self) -> Any:
+        return self._normalizer[1]  # type: ignore[index]
 
     def _word_map(self, spaced: bool) -> tuple[Any, Any, Any]:
         """For the masked LM's words with this spacing: the causal LM's token ids of their
@@ -175,44 +501,14 @@ class ProductFillIn(LazyCausalLM):
                 self._maps[flag] = (torch.tensor(ids, dtype=torch.long), torch.tensor(owner, dtype=torch.long), has)
         return self._maps[spaced]
 
-    def _lm_word_logits(self, contexts: list[tuple[str, bool]]) -> list[Any]:
-        """Per (left context, spaced): the causal LM's next-word logit of every masked-LM
-        word (log-sum-exp over case variants; the row's minimum for words it lacks)."""
-        import torch
-
-        if self.weight == 0:
-            return [torch.zeros(len(self.vocab.words(spaced))) for _, spaced in contexts]
-        rows, where = self._rows(contexts)
-        states = self._states(rows, where)  # [n_contexts, H]
-        lm = self.lm
-        head = lm.model.get_output_embeddings()
-        cap = getattr(lm.model.config, "final_logit_softcapping", None)
-        out: list[Any] = [None] * len(contexts)
-        for spaced in (True, False):
-            picked = [i for i, (_, s) in enumerate(contexts) if s == spaced]
-            if not picked:
-                continue
-            ids, owner, has = self._word_map(spaced)
-            n_words = len(self.vocab.words(spaced))
-            with torch.inference_mode():
-                weight = head.weight[ids]  # [U, H]
-                for b in range(0, len(picked), 256):
-                    chunk = picked[b : b + 256]
-                    logits = (states[chunk] @ weight.T).float()  # [B, U]
-                    if cap is not None:
-                        logits = torch.tanh(logits / cap) * cap
-                    index = owner.expand(len(chunk), -1)
-                    peak = torch.full((len(chunk), n_words), float("-inf")).scatter_reduce(
-                        1, index, logits, reduce="amax", include_self=True
-                    )
-                    safe = torch.where(has, peak, torch.zeros(()))
-                    summed = torch.zeros((len(chunk), n_words)).scatter_add(1, index, torch.exp(logits - safe.gather(1, index)))
-                    word = torch.where(has, safe + torch.log(summed.clamp_min(1e-30)), torch.zeros(()))
-                    floor = logits.min(dim=1, keepdim=True).values
-                    word = torch.where(has, word, floor)
-                    for r, i in enumerate(chunk):
-                        out[i] = word[r]
-        return out
+    def _variants(self, spaced: bool) -> dict[int, list[int]]:
+        """Masked-LM word index -> positions of its case variants in :meth:`_word_map`'s ids."""
+        if spaced not in self._variant_index:
+            found: dict[int, list[int]] = {}
+            for u, j in enumerate(self._word_map(spaced)[1].tolist()):
+                found.setdefault(j, []).append(u)
+            self._variant_index[spaced] = found
+        return self._variant_index[spaced]
 
     def _rows(self, contexts: list[tuple[str, bool]]) -> tuple[list[list[int]], list[tuple[int, int]]]:
         """The causal rows to run, and for each context (row, index of the state that
@@ -244,27 +540,13 @@ class ProductFillIn(LazyCausalLM):
         self.rows_run += len(rows)
         return rows, [prefix_at[ids_of[c]] for c, _ in contexts]
 
-    def _states(self, rows: list[list[int]], where: list[tuple[int, int]]) -> Any:
-        """The last hidden state at each (row, index), rows batched by length."""
-        import torch
-
-        by_row: dict[int, list[int]] = {}
-        for i, (r, _) in enumerate(where):
-            by_row.setdefault(r, []).append(i)
-        hidden_size = int(self.lm.model.get_output_embeddings().weight.shape[1])
-        states = torch.empty((len(where), hidden_size))
-        for chunk, hidden, _ in self._hidden_batches(rows, self.batch_size):
-            for n, r in enumerate(chunk):
-                for i in by_row[r]:
-                    states[i] = hidden[n, where[i][1]].float()
-        return states
-
     def stats(self) -> dict[str, float]:
         """Masked inputs scored, left contexts asked, causal rows run, answer cache size."""
         return {
             "masks_scored": float(self.masked.masks_scored),
             "contexts": float(self.contexts),
             "rows_run": float(self.rows_run),
+            "lookahead_rows": float(self.lookahead_rows),
             "cache_hits": float(self._cache.hits),
             "cache_size": float(len(self._cache)),
         }
@@ -274,4 +556,16 @@ class ProductFillIn(LazyCausalLM):
 
     def __repr__(self) -> str:
         lm = self._lm_repr()
-        return f"ProductFillIn({type(self.masked).__name__}, {lm}, weight={self.weight})"
+        return (
+            f"ProductFillIn({type(self.masked).__name__}, {lm}, weight={self.weight}, rerank={self.rerank}, "
+            f"lookahead_tokens={self.lookahead_tokens}, lookahead_weight={self.lookahead_weight})"
+        )
+
+
+def _right_context(text: Text, position: int) -> str:
+    """The rendered text after word ``position`` (with its leading whitespace; columns are
+    rendered with one space between, as in :func:`_left_context`)."""
+    column, _, end = text.word_spans()[position]
+    after = text.columns[column][end:]
+    rest = text.columns[column + 1 :]
+    return after + (" " + " ".join(rest) if rest else "")

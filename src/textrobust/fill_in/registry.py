@@ -3,10 +3,11 @@
 :data:`FILL_INS` maps a name to a factory ``factory(**settings) -> FillIn``;
 :func:`load_fill_in` also accepts a local Hugging Face masked-LM folder. The default
 (:data:`DEFAULT_FILL_IN`) is ``minilm_gemma`` (issue 13): the project's fine-tuned MiniLM
-(top 4 layers + head) times Gemma 3 270M's next-word distribution from the left context.
-On the three test probe seeds of ``benchmarks/results/fill_in.md`` it has recall@20
-34-38.7% (mean 36.6%) and recall@1 6.3-12.3% (mean 9.0%) at 420-540 candidates/s on two
-cores, above the speed bar of neighbourhoods (>= 300 candidates/s; a second-order
+(top 4 layers + head) times Gemma 3 270M's next-word distribution from the left context,
+with its top 3 words re-ranked by Gemma's probability of the token after the gap. On the
+three test probe seeds of ``benchmarks/results/fill_in.md`` it has recall@20 34-38.7%
+(mean 36.6%) and recall@1 7.0-14.7% (mean 10.7%) at 325-378 candidates/s on two cores,
+above the speed bar of neighbourhoods (>= 300 candidates/s; a second-order
 neighbourhood needs 100-900 requests per sentence, and the positions of one sentence
 share one Gemma pass). It needs the optional extra ``lm`` (Gemma); without it, name
 ``minilm_tuned`` (the MiniLM part alone: recall@20 25.7-26.3%, ~2,000 candidates/s).
@@ -64,11 +65,14 @@ def _minilm_gemma(
     lm_path: str | Path | None = None,
     *,
     weight: float | None = None,
+    rerank: int | None = None,
+    lookahead_tokens: int = 1,
+    lookahead_weight: float | None = None,
     batch_size: int = 16,
     cache_size: int | None = 20_000,
     **settings: Any,
 ) -> FillIn:
-    from textrobust.fill_in.product import DEFAULT_WEIGHT
+    from textrobust.fill_in.product import DEFAULT_LOOKAHEAD_WEIGHT, DEFAULT_RERANK, DEFAULT_WEIGHT
     from textrobust.lm import CausalLM
 
     masked = tuned_fill_in(encoder_path, tuned_path, **settings)
@@ -85,7 +89,14 @@ def _minilm_gemma(
             "pip install 'textrobust[lm]'",
         ) from error
     return ProductFillIn(
-        masked, lm, weight=DEFAULT_WEIGHT if weight is None else weight, batch_size=batch_size, cache_size=cache_size
+        masked,
+        lm,
+        weight=DEFAULT_WEIGHT if weight is None else weight,
+        rerank=DEFAULT_RERANK if rerank is None else rerank,
+        lookahead_tokens=lookahead_tokens,
+        lookahead_weight=DEFAULT_LOOKAHEAD_WEIGHT if lookahead_weight is None else lookahead_weight,
+        batch_size=batch_size,
+        cache_size=cache_size,
     )
 
 
