@@ -12,7 +12,7 @@ rerunning continues where it stopped; the bias runs are ``textrobust.audit`` run
 ``bias`` analysis under ``bias-audit/<victim>``); the tables are rebuilt from the stores by
 ``report``. The debiased LSTM comes from ``benchmarks/train_debiased_lstm.py``.
 
-``report`` rewrites ``results/second_order.md`` and ``results/bias.md`` but keeps the
+``report`` rewrites ``results/second_order.md`` and (unless ``--no-bias``) ``results/bias.md`` but keeps the
 hand-written blocks of the old files between ``<!-- kept: NAME -->`` and ``<!-- /kept -->``
 (``changes``: after the introduction; any other, e.g. ``before``, the tables of an older
 run: at the end), so a rerun does not erase the before/after comparison.
@@ -319,6 +319,10 @@ def kept_blocks(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     found = re.findall(r"(<!-- kept: ([\w-]+) -->.*?<!-- /kept -->)", path.read_text(), flags=re.S)
+    names = [name for _, name in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # a rewrite would keep only one of them and silently drop the other
+        raise SystemExit(f"{path}: more than one kept block named {', '.join(twice)}; merge or rename them.")
     return {name: block for block, name in found}
 
 
@@ -382,7 +386,8 @@ def report(args: argparse.Namespace) -> None:
         lines += ["## Notes", ""] + [f"- {n}" for n in args.notes] + [""]
     target = RESULTS / "second_order.md"
     target.write_text("\n".join(_with_kept(lines, kept_blocks(target), after_intro)))
-    _bias_report(args)
+    if not getattr(args, "no_bias", False):
+        _bias_report(args)
 
 
 def _examples(all_rows: dict[tuple[str, str], list[Any]]) -> list[str]:
@@ -518,6 +523,8 @@ def main() -> None:
     r.add_argument("--bias-common", action="store_true",
                    help="bias tables over the anchors measured for both victims only")
     r.add_argument("--bias-notes", nargs="*", default=[])
+    r.add_argument("--no-bias", action="store_true",
+                   help="rewrite second_order.md only; leave bias.md as it is (e.g. while a bias run is partial)")
     for p in (a, b, r, pt, nb):
         p.add_argument("--bench-dir", type=Path, default=None,
                        help="folder of the run stores (default <cache>/bench/second_order): a new folder "

@@ -47,3 +47,23 @@ def test_a_rewrite_keeps_the_blocks_in_place(bench: ModuleType, tmp_path: Path) 
     assert again == text and again.count("<!-- kept:") == 2
     # without blocks the generated lines come back unchanged
     assert bench._with_kept(generated, {}, after_intro=4) == generated
+
+
+def test_two_kept_blocks_with_one_name_are_refused(bench: ModuleType, tmp_path: Path) -> None:
+    path = tmp_path / "results.md"
+    path.write_text("<!-- kept: changes -->\na\n<!-- /kept -->\n\n<!-- kept: changes -->\nb\n<!-- /kept -->\n")
+    with pytest.raises(SystemExit, match="more than one kept block named changes"):
+        bench.kept_blocks(path)
+
+
+@pytest.mark.parametrize("no_bias", [True, False])
+def test_report_leaves_bias_alone_with_no_bias(bench: ModuleType, tmp_path: Path, monkeypatch, no_bias: bool) -> None:
+    import argparse
+
+    calls = []
+    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench, "_load", lambda victim, method: [])
+    monkeypatch.setattr(bench, "_bias_report", lambda args: calls.append(args))
+    bench.report(argparse.Namespace(command_line="python benchmarks/second_order.py report", notes=[], no_bias=no_bias))
+    assert (tmp_path / "second_order.md").read_text().startswith("# Second-order vs first-order attacks")
+    assert len(calls) == (0 if no_bias else 1)
