@@ -8,8 +8,9 @@ original word (case-insensitive) among the top 20, and candidates returned per s
 
 Routes: ``minilm_mlm`` (shipped head), ``minilm_tuned`` (top MiniLM layers fine-tuned,
 shipped, or ``--tuned-folder``), ``minilm_gemma`` (the tuned MiniLM's logits plus
-``--weights`` times Gemma's next-word logits from the left context; ``--split dev`` is how
-the weight was chosen), ``causal_rescore`` (Gemma 3 270M, with ``--proposals``;
+``--weights`` times Gemma's next-word logits from the left context, its top ``--rerank``
+re-ranked by Gemma's probability of the ``--lookahead-tokens`` after the gap; ``--split
+dev`` is how the weight and the rerank depth were chosen), ``causal_rescore`` (Gemma 3 270M, with ``--proposals``;
 ``causal_rescore_nokv`` is the same without the key/value cache, for the speed-up), ``huggingface`` (a real local masked-LM folder with ``--hf-folder``;
 without it a tiny randomly initialised BERT over MiniLM's vocabulary is run as a smoke
 test of the code path and its speed, and its recall means nothing), and a context-free
