@@ -117,6 +117,15 @@ def test_word_log_prob_counts_words_across_a_pair(gpt2_lm: CausalLM) -> None:
     assert gpt2_lm.word_log_prob([pair], [4])[0] == pytest.approx(per_token[4])
 
 
+def test_pad_rows_right_pads_with_the_pad_id_and_masks_the_padding(gpt2_lm: CausalLM) -> None:
+    ids, mask = gpt2_lm.pad_rows([[5, 6, 7], [], [8]])
+    pad = gpt2_lm._pad
+    assert ids.tolist() == [[5, 6, 7], [pad, pad, pad], [8, pad, pad]]
+    assert mask.tolist() == [[1, 1, 1], [0, 0, 0], [1, 0, 0]]
+    ids, mask = gpt2_lm.pad_rows([[]])  # never a zero-width tensor
+    assert tuple(ids.shape) == (1, 1) and mask.tolist() == [[0]]
+
+
 def test_bos_is_prepended_when_the_tokenizer_does_not_add_it() -> None:
     model = tiny_gpt2()
     with_bos = CausalLM(model, tiny_tokenizer(bos=True))

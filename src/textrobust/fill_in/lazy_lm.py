@@ -33,16 +33,10 @@ class LazyCausalLM:
         import torch
 
         lm = self.lm
-        pad = int(getattr(lm.tokenizer, "pad_token_id", None) or 0)
         order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
         for b in range(0, len(order), batch_size):
             chunk = order[b : b + batch_size]
-            width = max(len(rows[i]) for i in chunk)
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for n, i in enumerate(chunk):
-                ids[n, : len(rows[i])] = torch.tensor(rows[i], dtype=torch.long)
-                mask[n, : len(rows[i])] = 1
+            ids, mask = lm.pad_rows([rows[i] for i in chunk])
             with torch.inference_mode():
                 out = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=keep_cache)
             yield chunk, out[0], mask, (out.past_key_values if keep_cache else None)

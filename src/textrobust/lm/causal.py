@@ -244,13 +244,8 @@ class CausalLM:
     def _score_batch(self, rows: list[list[int]], torch: Any) -> list[np.ndarray]:
         """Per-token log-probs for right-padded rows, computing logits only where needed."""
         lengths = [len(r) for r in rows]
-        width = max(max(lengths), 1)
-        ids = torch.full((len(rows), width), self._pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            if row:
-                ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-                mask[i, : len(row)] = 1
+        ids, mask = self.pad_rows(rows)
+        width = ids.shape[1]
         out = [np.full(n, np.nan, dtype=np.float64) for n in lengths]
         if width < 2:
             return out
@@ -267,6 +262,20 @@ class CausalLM:
                 out[i][1:] = values[cursor : cursor + n - 1]
                 cursor += n - 1
         return out
+
+    def pad_rows(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+        """Rows of token ids as a right-padded id tensor ``[B, T]`` (the tokenizer's pad id,
+        else 0) and its attention mask (1 on real tokens); ``T`` is at least 1."""
+        import torch
+
+        width = max([len(r) for r in rows] + [1])
+        ids = torch.full((len(rows), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            if len(row):
+                ids[i, : len(row)] = torch.tensor(list(row), dtype=torch.long)
+                mask[i, : len(row)] = 1
+        return ids, mask
 
     def _hidden(self, ids: Any, mask: Any) -> Any:
         base = self.model.base_model

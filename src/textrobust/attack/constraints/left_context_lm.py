@@ -204,8 +204,6 @@ class PrefixWordScorer:
     def _states(self, leaves: list[tuple[int, ...]], rows: dict[tuple[int, int], int], torch: Any) -> Any:
         """The hidden states ``[len(rows), H]`` at the requested (leaf, token) places."""
         base = self.lm.model.base_model
-        pad_id = getattr(self.lm.tokenizer, "pad_token_id", None)
-        pad = int(pad_id) if pad_id is not None else 0
         wanted: dict[int, list[tuple[int, int]]] = {}
         for (leaf, index), row in rows.items():
             wanted.setdefault(leaf, []).append((index, row))
@@ -215,12 +213,7 @@ class PrefixWordScorer:
             chunk = [i for i in order[b : b + self.max_batch] if i in wanted]
             if not chunk:
                 continue
-            width = max(len(leaves[i]) for i in chunk)
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for r, i in enumerate(chunk):
-                ids[r, : len(leaves[i])] = torch.tensor(leaves[i], dtype=torch.long)
-                mask[r, : len(leaves[i])] = 1
+            ids, mask = self.lm.pad_rows([leaves[i] for i in chunk])
             hidden = base(input_ids=ids, attention_mask=mask, use_cache=False)[0]
             if out is None:
                 out = hidden.new_zeros((len(rows), hidden.shape[-1]))
