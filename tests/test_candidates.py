@@ -500,3 +500,28 @@ def test_real_embedding_neighbours_of_glove(glove: WordVectors) -> None:
     assert "movie" in words_at(source, "film", 0)
     assert "Movie" in words_at(source, "Film", 0)
     assert words_at(source, "qwzxv", 0) == []
+
+
+def test_checker_rejects_a_fast_path_that_disagrees_with_candidates() -> None:
+    class _FastPathDrifts(StaticCandidates):
+        def word_candidates(self, text: Text, positions: Sequence[int]) -> dict[int, tuple[tuple[str, float], ...]]:
+            return {p: tuple((s.word.upper(), s.score) for s in subs) for p, subs in self.candidates(text, positions).items()}
+
+    with pytest.raises(AssertionError, match="fast path"):
+        check_candidate_source(_FastPathDrifts({"good": ["great"]}), ["a good film"])
+
+
+def test_embedding_fast_path_is_what_problem_neighbours_uses() -> None:
+    from textrobust.attack.problem import Problem
+
+    source = LIGHT["embedding"]()
+    text = Text.from_string("The good film is great.")
+    calls: list[str] = []
+    original = source.candidates
+    source.candidates = lambda *a: calls.append("slow") or original(*a)  # type: ignore[method-assign]
+    problem = Problem(original=text, goal=None, source=source)  # type: ignore[arg-type]
+    proposals = problem.neighbours(text)
+    assert calls == []  # the Substitution-building path was not needed
+    expected = [(p, s.word) for p, subs in original(text, range(len(text))).items() for s in subs]
+    assert [(p.position, p.word) for p in proposals] == expected
+    assert all(p.text == text.replace(p.position, p.word) and p.parent is text for p in proposals)

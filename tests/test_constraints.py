@@ -463,3 +463,20 @@ def test_real_gemma_log_prob_drop() -> None:
     drops = rule.drops(text, proposals)
     assert drops[0] < 2.0 < drops[1] and drops[2] > 2.0
     assert rule.check(text, proposals).tolist() == [True, False, False]
+
+
+def test_a_constraint_returning_the_wrong_number_of_verdicts_is_an_error() -> None:
+    from textrobust.attack.problem import Problem
+    from textrobust.attack.testing import StaticCandidates
+    from textrobust.errors import ConfigError
+    from textrobust.text import Text
+
+    class _Short:
+        def check(self, original, proposals):  # noqa: ANN001, ANN202
+            return [True] * (len(proposals) - 1)
+
+    text = Text.from_string("a good film")
+    problem = Problem(original=text, goal=None, source=StaticCandidates({"good": ["great", "fine"]}),  # type: ignore[arg-type]
+                      constraints=[_Short()])
+    with pytest.raises(ConfigError, match="one bool per proposal"):
+        problem.neighbours(text)

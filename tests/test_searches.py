@@ -457,3 +457,35 @@ def test_the_budget_prefix_counts_the_goals_cost_per_text() -> None:
             run.evaluate([Text.from_string(f"a bad film {i}") for i in range(4)])  # 8 queries: refused
         assert layer.queries == 4  # the prefix of 5 // 2 = 2 texts was scored, not 5 texts (10 queries)
     assert run.best != start
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1e3, allow_nan=False), min_size=1, max_size=60).filter(lambda w: sum(w) > 0),
+    st.integers(0, 2**32 - 1),
+)
+def test_weighted_index_is_numpy_choice_draw_for_draw(weights: list[float], seed: int) -> None:
+    # the genetic search's position draw: same answers and same stream as rng.choice(p=...)
+    from textrobust.attack.searches.population import weighted_index
+
+    w = np.asarray(weights, dtype=np.float64)
+    ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(5):
+        assert weighted_index(ours, w) == int(numpys.choice(len(w), p=w / w.sum()))
+    assert ours.random() == numpys.random()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.5, 1.0, float("nan")]))),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_best_of_on_lists_agrees_with_best_index(pairs: list[tuple[bool, float]]) -> None:
+    from textrobust.attack.searches.base import best_index, best_of
+
+    success = [s for s, _ in pairs]
+    scores = [v for _, v in pairs]
+    assert best_of(success, scores) == best_index(np.array(success), np.array(scores))

@@ -110,3 +110,59 @@ def test_freeze_and_modifiable() -> None:
 def test_bad_edits_raise_config_error(call) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError):
         call(Text.from_string("one two three"))
+
+
+def _fields(text: Text) -> tuple:
+    part = text._parts[0]
+    return (part.words, part.gaps, text.frozen, text.column_names, text.key, text.words)
+
+
+@settings(max_examples=200)
+@given(STRINGS, st.data())
+def test_one_word_fast_paths_build_the_same_text_as_the_general_path(s: str, data: st.DataObject) -> None:
+    # replace() and without() splice the parent's string for one-column texts (the
+    # attacks' hot path); every field must equal what the dataclass constructor builds.
+    from textrobust.text import _Part
+
+    text = Text.from_string(s)
+    if len(text) == 0:
+        return
+    frozen = data.draw(st.sets(st.integers(0, len(text) - 1), max_size=2))
+    base = text.freeze(frozen) if frozen else text
+    position = data.draw(st.integers(0, len(text) - 1))
+    word = data.draw(WORDS)
+    edited = base.replace(position, word)
+    words = list(text.words)
+    words[position] = word
+    reference = Text((_Part(tuple(words), text._parts[0].gaps),), base.frozen, base.column_names)
+    assert _fields(edited) == _fields(reference)
+    assert str(edited) == str(Text.from_string(str(edited)))
+    again = edited.replace(len(edited) - 1, "zz")  # an edit of an edited (spliced) text
+    assert str(again) == "".join(g + w for g, w in zip(again._parts[0].gaps, again.words)) + again._parts[0].gaps[-1]
+    shorter = text.without(position)
+    general = Text.from_pair(s, "x", frozen_columns=()).without(position)  # the multi-column loop
+    assert shorter.words == general.words[:-1]
+    assert str(shorter) == general.columns[0]
+    assert _fields(shorter)[4] == (shorter._parts[0].render(),)
+
+
+@settings(max_examples=200)
+@given(STRINGS, st.data())
+def test_many_word_fast_path_builds_the_same_text_as_one_edit_at_a_time(s: str, data: st.DataObject) -> None:
+    text = Text.from_string(s)
+    if len(text) == 0:
+        return
+    changes = data.draw(st.dictionaries(st.integers(0, len(text) - 1), WORDS, max_size=4))
+    edited = text.replace(changes) if changes else text
+    stepwise = text
+    for position, word in changes.items():
+        stepwise = stepwise.replace(position, word)
+    assert _fields(edited) == _fields(stepwise)
+
+
+def test_many_word_replace_still_rejects_bad_edits() -> None:
+    text = Text.from_string("a good film")
+    with pytest.raises(ConfigError, match="positions"):
+        text.replace({5: "x"})
+    with pytest.raises(ConfigError, match="one word"):
+        text.replace({1: "two words"})

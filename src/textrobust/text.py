@@ -47,6 +47,49 @@ class _Part:
         return "".join(chain.from_iterable(zip(self.gaps, self.words))) + self.gaps[-1]
 
 
+_set = object.__setattr__
+
+#: Words already checked against WORD_PATTERN (the same few thousand candidate words are
+#: put into texts again and again; a set lookup is cheaper than the regex). Bounded.
+_WORDS_SEEN: set[str] = set()
+
+
+def _is_word(word: str) -> bool:
+    if word in _WORDS_SEEN:
+        return True
+    if WORD_PATTERN.fullmatch(word) is None:
+        return False
+    if len(_WORDS_SEEN) >= 200_000:
+        _WORDS_SEEN.clear()
+    _WORDS_SEEN.add(word)
+    return True
+
+
+def _one_column(
+    words: tuple[str, ...],
+    gaps: tuple[str, ...],
+    frozen: frozenset[int],
+    column_names: tuple[str, ...],
+    rendered: str | None = None,
+) -> Text:
+    """``Text((_Part(words, gaps),), frozen, column_names)`` without the dataclass
+    ``__init__`` layers: attacks build one text per candidate, so this is a hot path. Sets
+    exactly the fields ``__init__`` and ``__post_init__`` set (tested against them).
+    ``rendered``: the column's string when the caller already has it (spliced from a
+    parent's), else it is rendered here."""
+    part = object.__new__(_Part)
+    _set(part, "words", words)
+    _set(part, "gaps", gaps)
+    text = object.__new__(Text)
+    _set(text, "_parts", (part,))
+    _set(text, "frozen", frozen)
+    _set(text, "column_names", column_names)
+    _set(text, "_key", (part.render() if rendered is None else rendered,))
+    _set(text, "_words", words)
+    _set(text, "_starts", None)
+    return text
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Text:
     """An immutable sentence or sentence pair, as words with their original gaps.
@@ -68,12 +111,17 @@ class Text:
     # computed once: texts are keys of caches and compared very often
     _key: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _words: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    # character offset of each word in a one-column text's string, computed on the first
+    # one-word edit: the edited copies are then spliced, not re-rendered
+    _starts: tuple[int, ...] | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_key", tuple(p.render() for p in self._parts))
         if len(self._parts) == 1:
-            object.__setattr__(self, "_words", self._parts[0].words)
+            part = self._parts[0]
+            object.__setattr__(self, "_key", (part.render(),))
+            object.__setattr__(self, "_words", part.words)
         else:
+            object.__setattr__(self, "_key", tuple(p.render() for p in self._parts))
             object.__setattr__(self, "_words", tuple(w for p in self._parts for w in p.words))
 
     # ---- construction -------------------------------------------------------------
@@ -198,9 +246,24 @@ class Text:
             # The common case (one word of a one-column text), without the general loop.
             part = self._parts[0]
             words = part.words
-            if 0 <= position < len(words) and type(word) is str and WORD_PATTERN.fullmatch(word) is not None:
-                return Text((_Part(words[:position] + (word,) + words[position + 1:], part.gaps),),
-                            self.frozen, self.column_names)
+            if 0 <= position < len(words) and type(word) is str and _is_word(word):
+                start = self._word_starts()[position]
+                rendered = self._key[0]
+                return _one_column(words[:position] + (word,) + words[position + 1:], part.gaps,
+                                   self.frozen, self.column_names,
+                                   rendered[:start] + word + rendered[start + len(words[position]):])
+        if word is None and len(self._parts) == 1 and isinstance(position, Mapping):
+            # Several words of a one-column text (crossover children), without the general loop;
+            # anything unusual falls through to the checks below.
+            part = self._parts[0]
+            words = list(part.words)
+            n = len(words)
+            for pos, new in position.items():
+                if type(pos) is not int or not 0 <= pos < n or type(new) is not str or not _is_word(new):
+                    break
+                words[pos] = new
+            else:
+                return _one_column(tuple(words), part.gaps, self.frozen, self.column_names)
         if isinstance(position, Mapping):
             changes = dict(position)
             if word is not None:
@@ -235,6 +298,20 @@ class Text:
         importance), not as an adversarial edit.
         """
         self._check_positions([position])
+        if len(self._parts) == 1 and not self.frozen:
+            # The common case (leave-one-out ranking of a one-column text), without the loop.
+            words, gaps = self._parts[0].words, self._parts[0].gaps
+            start = self._word_starts()[position]
+            end = start + len(words[position])
+            rendered = self._key[0]
+            if position > 0:  # drop the gap before the word and the word
+                rendered = rendered[: start - len(gaps[position])] + rendered[end:]
+                gaps = gaps[:position] + gaps[position + 1:]
+            else:  # keep the leading gap, drop the word and the gap after it
+                rendered = rendered[:start] + rendered[end + len(gaps[1]):]
+                gaps = (gaps[0],) + gaps[2:]
+            return _one_column(words[:position] + words[position + 1:], gaps, self.frozen, self.column_names,
+                               rendered)
         parts = []
         offset = 0
         for part in self._parts:
@@ -251,6 +328,21 @@ class Text:
             offset += n
         frozen = frozenset(p if p < position else p - 1 for p in self.frozen if p != position)
         return Text(tuple(parts), frozen, self.column_names)
+
+    def _word_starts(self) -> tuple[int, ...]:
+        """Character offset of each word in the string of a one-column text (cached)."""
+        starts = self._starts
+        if starts is None:
+            part = self._parts[0]
+            found = []
+            cursor = 0
+            for gap, word in zip(part.gaps, part.words):
+                cursor += len(gap)
+                found.append(cursor)
+                cursor += len(word)
+            starts = tuple(found)
+            _set(self, "_starts", starts)
+        return starts
 
     def diff(self, other: Text) -> tuple[int, ...]:
         """Positions whose words differ between ``self`` and ``other`` (same length)."""

@@ -46,8 +46,9 @@ class UntargetedClassification:
     def judge(self, probs: np.ndarray) -> Evaluation:
         """The verdict on texts whose probabilities are ``probs``."""
         scores = 1.0 - probs[:, self.label]
-        predicted = probs.argmax(axis=1)
-        success = (predicted != self.label) & (probs.max(axis=1) >= self.min_confidence)
+        success = probs.argmax(axis=1) != self.label
+        if self.min_confidence > 0.0:  # (every probability is >= 0: nothing to check at 0)
+            success &= probs.max(axis=1) >= self.min_confidence
         return Evaluation(scores, success, probs)
 
     def __repr__(self) -> str:

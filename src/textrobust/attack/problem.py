@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from textrobust.errors import CapabilityError
+from textrobust.errors import CapabilityError, ConfigError
 from textrobust.text import Text
 from textrobust.victims.query import Budget
 
@@ -58,6 +58,21 @@ class Proposal:
     score: float = 0.0
 
 
+_set = object.__setattr__
+
+
+def _proposal(text: Text, parent: Text, position: int, word: str, score: float) -> Proposal:
+    """``Proposal(text, parent, position, word, score)`` without the frozen dataclass's
+    ``__init__`` layers (one per candidate in every search: a hot path)."""
+    proposal = object.__new__(Proposal)
+    _set(proposal, "text", text)
+    _set(proposal, "parent", parent)
+    _set(proposal, "position", position)
+    _set(proposal, "word", word)
+    _set(proposal, "score", score)
+    return proposal
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """What a goal says of a batch of texts.
@@ -90,7 +105,12 @@ class SearchOutcome:
 # ---- the protocols of the parts -----------------------------------------------------------------
 @runtime_checkable
 class CandidateSource(Protocol):
-    """Substitute words for positions of a text, best first."""
+    """Substitute words for positions of a text, best first.
+
+    A source may also offer ``word_candidates(text, positions)``, the same answer as
+    ``(word, score)`` tuples per position (no :class:`Substitution` objects): the problem
+    then uses it on its hot paths. Contract tests check that both agree.
+    """
 
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]: ...
 
@@ -167,9 +187,9 @@ class Problem:
         allowed = self.positions(current)
         if not allowed:
             return ()
-        found = self.source.candidates(current, allowed)
+        found = self._word_candidates(current, allowed)
         words = current.words
-        return tuple(p for p in allowed if any(s.word != words[p] for s in found.get(p, ())))
+        return tuple(p for p in allowed if any(w != words[p] for w, _ in found.get(p, ())))
 
     def neighbours(self, current: Text, positions: Sequence[int] | None = None) -> list[Proposal]:
         """All one-word edits of ``current`` at ``positions`` (default: every allowed
@@ -181,14 +201,24 @@ class Problem:
             allowed = tuple(p for p in allowed if p in wanted)
         if not allowed:
             return []
-        found = self.source.candidates(current, allowed)
+        found = self._word_candidates(current, allowed)
+        words = current.words
+        replace = current.replace
         proposals = [
-            Proposal(current.replace(p, s.word), current, p, s.word, s.score)
+            _proposal(replace(p, word), current, p, word, score)
             for p in allowed
-            for s in found.get(p, ())
-            if s.word != current.words[p]
+            for word, score in found.get(p, ())
+            if word != words[p]
         ]
         return self.filter(proposals)
+
+    def _word_candidates(self, current: Text, positions: Sequence[int]) -> dict[int, Sequence[tuple[str, float]]]:
+        """The source's candidates as ``(word, score)`` pairs per position (its
+        ``word_candidates`` fast path when it has one)."""
+        fast = getattr(self.source, "word_candidates", None)
+        if fast is not None:
+            return fast(current, positions)
+        return {p: [(s.word, s.score) for s in subs] for p, subs in self.source.candidates(current, positions).items()}
 
     def filter(self, proposals: Sequence[Proposal]) -> list[Proposal]:
         """The proposals every constraint accepts (cheap constraints should come first)."""
@@ -197,7 +227,13 @@ class Problem:
             if not kept:
                 break
             mask = np.asarray(constraint.check(self.original, kept), dtype=bool)
-            kept = [p for p, ok in zip(kept, mask) if ok]
+            if mask.shape != (len(kept),):
+                raise ConfigError(
+                    f"{constraint!r}.check returned verdicts of shape {mask.shape} for {len(kept)} "
+                    f"proposals; a constraint returns one bool per proposal."
+                )
+            if not mask.all():
+                kept = [p for p, ok in zip(kept, mask.tolist()) if ok]
         return kept
 
     def evaluate(self, texts: Sequence[Text]) -> Evaluation:

@@ -45,7 +45,9 @@ def check_candidate_source(
       positions were asked with it;
     * asking for no position gives an empty answer;
     * frozen positions still get answers, the same ones (constraints enforce freezing,
-      and :class:`~textrobust.attack.problem.Problem` never asks for them).
+      and :class:`~textrobust.attack.problem.Problem` never asks for them);
+    * a source that also offers the ``word_candidates`` fast path gives there exactly the
+      ``(word, score)`` pairs of ``candidates``, in the same order.
 
     Returns the total number of candidates over all texts (all positions) and raises
     :class:`AssertionError` if it is below ``min_candidates``, so a test can also check
@@ -92,6 +94,11 @@ def check_candidate_source(
                     _fail(source, text, f"Text.replace rejects {sub!r}: {exc}")
             total += len(subs)
         expected = _as_tuple(first)
+        fast = getattr(source, "word_candidates", None)
+        if fast is not None:
+            pairs = {p: tuple(tuple(pair) for pair in found) for p, found in fast(text, positions).items()}
+            if pairs != {p: tuple((s.word, s.score) for s in subs) for p, subs in first.items()}:
+                _fail(source, text, "word_candidates (the fast path) differs from candidates.")
         if _as_tuple(source.candidates(text, positions)) != expected:
             _fail(source, text, "asked twice for the same positions, it answered differently.")
         for position in reversed(positions):

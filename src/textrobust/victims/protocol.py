@@ -66,8 +66,8 @@ class GradientVictim(Victim, Protocol):
 
 def as_texts(texts: Sequence[Text | str]) -> list[Text]:
     """``texts`` as :class:`Text` objects: every victim accepts plain strings too."""
-    from textrobust.errors import ConfigError
-
     if isinstance(texts, (str, Text)):
+        from textrobust.errors import ConfigError
+
         raise ConfigError("probabilities() takes a list of texts; wrap a single text in a list: [text].")
-    return [Text.from_string(t) if isinstance(t, str) else t for t in texts]
+    return [t if type(t) is Text else Text.from_string(t) if isinstance(t, str) else t for t in texts]

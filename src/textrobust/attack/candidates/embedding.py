@@ -66,13 +66,22 @@ class EmbeddingNeighbours:
         self._cased: dict[str, tuple[tuple[str, float], ...]] = {}
 
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        return {
+            position: [Substitution(position, cased, cos) for cased, cos in found]
+            for position, found in self.word_candidates(text, positions).items()
+        }
+
+    def word_candidates(self, text: Text, positions: Sequence[int]) -> dict[int, tuple[tuple[str, float], ...]]:
+        """What :meth:`candidates` returns, as cached ``(word, score)`` tuples per position:
+        the attack's hot path (:meth:`Problem.neighbours`) reads these without building a
+        :class:`Substitution` per candidate."""
         positions = list(positions)
         words = text.words
         cased_cache = self._cased
         # only words not re-cased before need their raw neighbour lists
         keys = list(dict.fromkeys(words[p].lower() for p in positions if words[p] not in cased_cache))
         neighbours = dict(zip(keys, self._raw(keys))) if keys else {}
-        out: dict[int, list[Substitution]] = {}
+        out: dict[int, tuple[tuple[str, float], ...]] = {}
         for position in positions:
             word = words[position]
             cased_list = cased_cache.get(word)
@@ -80,7 +89,7 @@ class EmbeddingNeighbours:
                 cased_list = self._cased_neighbours(word, neighbours[word.lower()])
                 if len(cased_cache) < 200_000:
                     cased_cache[word] = cased_list
-            out[position] = [Substitution(position, cased, cos) for cased, cos in cased_list]
+            out[position] = cased_list
         return out
 
     def _raw(self, keys: list[str]) -> list[Sequence[tuple[str, float]]]:

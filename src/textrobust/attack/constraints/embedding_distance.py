@@ -12,7 +12,7 @@ from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo, check_lengths, reference_text
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
-from textrobust.similarity.cache import LRUCache
+from textrobust.errors import ConfigError
 from textrobust.text import Text
 
 __all__ = ["WordEmbeddingDistance", "WordEmbeddingDistanceConfig"]
@@ -66,7 +66,12 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
             compare_to=parse_enum(CompareTo, compare_to, "compare_to", "WordEmbeddingDistance"),
         )
         self._vectors = vectors
-        self._cache: LRUCache[tuple[str, str], tuple[float, float]] = LRUCache(cache_size)
+        if cache_size is not None and cache_size < 1:
+            raise ConfigError(f"The 'cache_size' parameter must be >= 1 or None. Got {cache_size} instead.")
+        # (reference word, new word) -> (cos, l2): a plain dict, emptied when it would pass
+        # cache_size (a recency-tracking LRU cost more per lookup than the distances)
+        self._cache: dict[tuple[str, str], tuple[float, float]] = {}
+        self._cache_size = cache_size
 
     def _collaborators(self) -> dict[str, Any]:
         return {"vectors": self._vectors}
@@ -81,62 +86,82 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
 
     def distances(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:
         """``[n, 2]``: cosine and L2 distance of each change (NaN where a word is unknown)."""
-        pairs = []
-        for proposal in proposals:
-            reference = reference_text(original, proposal, self.config.compare_to)
-            check_lengths("WordEmbeddingDistance", reference, proposal)
-            pairs.append((reference.words[proposal.position], proposal.word))
-        self._fill([p for p in self._cache.missing(pairs)])
-        out = np.empty((len(pairs), 2), dtype=np.float64)
-        for i, pair in enumerate(pairs):
-            value = self._cache.get(pair)
-            if value is None:  # evicted by a cache smaller than this batch
-                self._fill([pair])
-                value = self._cache.get(pair)
-            out[i] = value  # type: ignore[assignment]
-        return out
+        cos, l2 = self._compute(self._pairs(original, proposals))
+        return np.stack([cos, l2], axis=1)
 
     def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:
         if not proposals:
             return np.zeros(0, dtype=bool)
-        found = self.distances(original, proposals)
-        cos, l2 = found[:, 0], found[:, 1]
-        unknown = np.isnan(cos)
-        ok = np.ones(len(proposals), dtype=bool)
+        pairs = self._pairs(original, proposals)
+        cache = self._cache
+        verdicts = [cache.get(pair) for pair in pairs]
+        if None in verdicts:
+            missing = list(dict.fromkeys(pair for pair, verdict in zip(pairs, verdicts) if verdict is None))
+            fresh = dict(zip(missing, self._judge(missing)))
+            verdicts = [fresh[pair] if verdict is None else verdict for pair, verdict in zip(pairs, verdicts)]
+            limit = self._cache_size
+            if limit is not None and len(cache) + len(fresh) > limit:
+                cache.clear()  # bounded: start over rather than track recency per pair
+            if limit is None or len(fresh) <= limit:
+                cache.update(fresh)
+        return np.array(verdicts, dtype=bool)
+
+    def _judge(self, pairs: list[tuple[str, str]]) -> list[bool]:
+        """The verdict on each (reference word, new word) pair: it depends on the pair only."""
+        cos, l2 = self._compute(pairs)
+        ok = np.ones(len(pairs), dtype=bool)
         with np.errstate(invalid="ignore"):
             if self.config.min_cos is not None:
                 ok &= cos >= self.config.min_cos - 1e-6
             if self.config.max_l2 is not None:
                 ok &= l2 <= self.config.max_l2 + 1e-6
-        ok[unknown] = self.config.accept_unknown
-        same = np.array([self._same(original, p) for p in proposals], dtype=bool)
-        return ok | same
+        ok[np.isnan(cos)] = self.config.accept_unknown
+        same = [a.lower() == b.lower() for a, b in pairs]  # the same word is always accepted
+        return [bool(v) or s for v, s in zip(ok.tolist(), same)]
 
-    def _same(self, original: Text, proposal: Proposal) -> bool:
-        reference = reference_text(original, proposal, self.config.compare_to)
-        return reference.words[proposal.position].lower() == proposal.word.lower()
+    def _pairs(self, original: Text, proposals: Sequence[Proposal]) -> list[tuple[str, str]]:
+        """(reference word, new word) of each proposal (a hot path: one pair per candidate)."""
+        to_original = self.config.compare_to is CompareTo.ORIGINAL
+        reference = original
+        words = original.words
+        n = len(words)
+        pairs = []
+        for proposal in proposals:
+            if not to_original and proposal.parent is not reference:
+                reference = proposal.parent
+                words = reference.words
+                n = len(words)
+            position = proposal.position
+            if len(proposal.text.words) != n or not 0 <= position < n:
+                check_lengths("WordEmbeddingDistance", reference, proposal)  # raises
+            pairs.append((words[position], proposal.word))
+        return pairs
 
-    def _row(self, word: str) -> int | None:
+    def _rows(self, words: list[str]) -> np.ndarray:
+        """Each word's row in the vectors (as written, else lower-cased), -1 if unknown."""
         index = self.vectors.index
-        row = index.get(word)
-        return index.get(word.lower()) if row is None else row
+        get = index.get
+        rows = [get(word, -1) for word in words]
+        for i, row in enumerate(rows):
+            if row == -1:
+                rows[i] = get(words[i].lower(), -1)
+        return np.array(rows, dtype=np.int64)
 
-    def _fill(self, pairs: list[tuple[str, str]]) -> None:
+    def _compute(self, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Cosine and L2 distance of each pair, NaN for pairs with an unknown word."""
+        cos = np.full(len(pairs), np.nan)
+        l2 = np.full(len(pairs), np.nan)
         if not pairs:
-            return
+            return cos, l2
+        left_rows = self._rows([a for a, _ in pairs])
+        right_rows = self._rows([b for _, b in pairs])
+        known = (left_rows >= 0) & (right_rows >= 0)
+        if not known.any():
+            return cos, l2
         matrix = self.vectors.matrix
-        rows = [(self._row(a), self._row(b)) for a, b in pairs]
-        known = [i for i, (a, b) in enumerate(rows) if a is not None and b is not None]
-        for i, (a, b) in enumerate(rows):
-            if a is None or b is None:
-                self._cache.put(pairs[i], (float("nan"), float("nan")))
-        if not known:
-            return
-        left = np.asarray(matrix[[rows[i][0] for i in known]], dtype=np.float64)
-        right = np.asarray(matrix[[rows[i][1] for i in known]], dtype=np.float64)
-        norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
-        cos = np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)
-        cos = np.clip(cos, -1.0, 1.0)
-        l2 = np.linalg.norm(left - right, axis=1)
-        for i, c, d in zip(known, cos.tolist(), l2.tolist()):
-            self._cache.put(pairs[i], (c, d))
+        left = np.asarray(matrix[left_rows[known]], dtype=np.float64)
+        right = np.asarray(matrix[right_rows[known]], dtype=np.float64)
+        products = np.sqrt(np.einsum("ij,ij->i", left, left) * np.einsum("ij,ij->i", right, right))
+        cos[known] = np.clip(np.einsum("ij,ij->i", left, right) / np.where(products > 0, products, 1.0), -1.0, 1.0)
+        l2[known] = np.linalg.norm(left - right, axis=1)
+        return cos, l2

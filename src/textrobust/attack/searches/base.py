@@ -23,7 +23,7 @@ from textrobust.config import Config
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.text import Text
 
-__all__ = ["BaseSearch", "Run", "admissible", "best_index", "seeded_rng"]
+__all__ = ["BaseSearch", "Run", "admissible", "best_index", "best_of", "seeded_rng"]
 
 
 def best_index(success: np.ndarray, scores: np.ndarray) -> int:
@@ -33,6 +33,22 @@ def best_index(success: np.ndarray, scores: np.ndarray) -> int:
     scores = np.asarray(scores, dtype=np.float64)
     pool = np.flatnonzero(success) if success.any() else np.arange(len(scores))
     return int(pool[np.argmax(scores[pool])])
+
+
+def best_of(success: Sequence[bool], scores: Sequence[float]) -> int:
+    """:func:`best_index` on plain lists, without NumPy's per-call cost (a search that
+    picks the best of many small groups, e.g. one per population member, calls it once
+    per group). Same answer, ties and NaN included (tested against it)."""
+    pool = [i for i, ok in enumerate(success) if ok] or range(len(scores))
+    best = -1
+    top = 0.0
+    for i in pool:
+        value = scores[i]
+        if value != value:  # NaN: np.argmax returns the first NaN
+            return i
+        if best < 0 or value > top:
+            best, top = i, value
+    return best
 
 
 def seeded_rng(seed: int, start: Text) -> np.random.Generator:
@@ -86,13 +102,19 @@ class Run:
                 if track:
                     self._offer(part, partial)
             raise
-        index = np.fromiter((unique[k] for k in keys), dtype=np.int64, count=len(texts))
-        outputs = None if found.outputs is None else np.asarray(found.outputs)[index]
-        evaluation = Evaluation(
-            np.asarray(found.scores, dtype=np.float64)[index],
-            np.asarray(found.success, dtype=bool)[index],
-            outputs,
-        )
+        if len(distinct) == len(texts):  # no duplicate: already aligned
+            evaluation = Evaluation(
+                np.asarray(found.scores, dtype=np.float64),
+                np.asarray(found.success, dtype=bool),
+                None if found.outputs is None else np.asarray(found.outputs),
+            )
+        else:
+            index = np.fromiter((unique[k] for k in keys), dtype=np.int64, count=len(texts))
+            evaluation = Evaluation(
+                np.asarray(found.scores, dtype=np.float64)[index],
+                np.asarray(found.success, dtype=bool)[index],
+                None if found.outputs is None else np.asarray(found.outputs)[index],
+            )
         if track:
             self._offer(distinct, found)
         return evaluation

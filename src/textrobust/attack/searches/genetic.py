@@ -58,7 +58,8 @@ class GeneticConfig(Config):
 def crossover(first: Text, second: Text, rng: np.random.Generator) -> Text:
     """Uniform crossover: each word from ``first`` or ``second`` with probability 1/2."""
     take = rng.random(len(first)) < 0.5
-    words = {int(i): second.words[i] for i in np.flatnonzero(take) if first.words[i] != second.words[i]}
+    ours, theirs = first.words, second.words
+    words = {i: theirs[i] for i in np.flatnonzero(take).tolist() if ours[i] != theirs[i]}
     return first.replace(words) if words else first
 
 

@@ -93,6 +93,6 @@ class GreedySearch(BaseSearch):
             list(problem.candidate_positions(start)),
             self.config.ranking,
             unk_token=self.config.unk_token,
-            rng=seeded_rng(self.config.seed, start),
+            rng=seeded_rng(self.config.seed, start) if self.config.ranking is Ranking.RANDOM else None,
             evaluate=None if run is None else (lambda texts: run.evaluate(texts, track=False)),
         )

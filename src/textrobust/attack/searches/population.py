@@ -9,15 +9,17 @@ population at once, with one ``evaluate`` call for all members.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 
 import numpy as np
 
 from textrobust.attack.problem import Problem, Proposal
-from textrobust.attack.searches.base import Run, best_index
+from textrobust.attack.searches.base import Run, best_of
 from textrobust.text import Text
 
-__all__ = ["candidate_counts", "perturb", "softmax"]
+__all__ = ["candidate_counts", "perturb", "softmax", "weighted_index"]
 
 
 def candidate_counts(start: Text, problem: Problem, cap: int | None = None) -> np.ndarray:
@@ -36,6 +38,18 @@ def softmax(values: np.ndarray, temperature: float) -> np.ndarray:
     z = np.asarray(values, dtype=np.float64) / temperature
     z = np.exp(z - z.max())
     return z / z.sum()
+
+
+def weighted_index(rng: np.random.Generator, weights: np.ndarray) -> int:
+    """``int(rng.choice(len(weights), p=weights / weights.sum()))``, the same draw from the
+    same stream (NumPy's own steps: normalised cumulative sum, one uniform, a right-sided
+    search), without ``choice``'s argument checks: the genetic search draws one position
+    per member per generation, and those checks cost more than the draw. ``weights`` are
+    non-negative with a positive sum (the caller's pool)."""
+    # cumsum is sequential float64 addition, as accumulate; searchsorted(right) is bisect_right
+    cdf = list(accumulate((weights / weights.sum()).tolist()))
+    last = cdf[-1]
+    return bisect_right([c / last for c in cdf], rng.random())
 
 
 def perturb(
@@ -60,8 +74,7 @@ def perturb(
         if not pool:
             chosen.append([])
             continue
-        w = weights[pool]
-        position = pool[int(rng.choice(len(pool), p=w / w.sum()))]
+        position = pool[weighted_index(rng, weights[pool])]
         chosen.append(run.neighbours(member, position))
     flat = [p.text for proposals in chosen for p in proposals]
     new_members = list(members)
@@ -70,13 +83,14 @@ def perturb(
         return new_members, new_scores
     found = run.evaluate(flat)
     offset = 0
+    all_success, all_scores = found.success.tolist(), found.scores.tolist()
     for k, proposals in enumerate(chosen):
         n = len(proposals)
         if n == 0:
             continue
-        success = found.success[offset : offset + n]
-        values = found.scores[offset : offset + n]
-        i = best_index(success, values)
+        success = all_success[offset : offset + n]
+        values = all_scores[offset : offset + n]
+        i = best_of(success, values)
         if success[i] or values[i] > new_scores[k]:
             new_members[k] = proposals[i].text
             new_scores[k] = values[i]
