@@ -17,7 +17,9 @@ Steps (each a script of its own, rerunnable alone):
 
 Writes ``results/summary.md``: the date, the load average before and after, the command,
 and the ratios (examples/s against TextAttack, CPU seconds, overhead share outside the
-forward pass, prover and PR texts/s against the raw forward pass). Run it alone: a busy
+forward pass, prover and PR texts/s against the raw forward pass); hand-written blocks of
+the old file between ``<!-- kept: NAME -->`` and ``<!-- /kept -->`` are carried over at the
+end. Run it alone: a busy
 machine makes every wall-clock ratio noise (the CPU-time columns suffer less).
 """
 
@@ -27,6 +29,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -169,7 +172,9 @@ def main() -> None:
         *executors,
         "",
     ]
-    (RESULTS / "summary.md").write_text("\n".join(lines))
+    path = RESULTS / "summary.md"
+    kept = re.findall(r"<!-- kept: [\w-]+ -->.*?<!-- /kept -->", path.read_text(), flags=re.S) if path.is_file() else []
+    path.write_text("\n".join(lines + [block + "\n" for block in kept]))  # hand-written readings survive
     print(f"wrote {RESULTS / 'summary.md'}")
 
 
