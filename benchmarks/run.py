@@ -172,10 +172,17 @@ def main() -> None:
         *executors,
         "",
     ]
-    path = RESULTS / "summary.md"
-    kept = re.findall(r"<!-- kept: [\w-]+ -->.*?<!-- /kept -->", path.read_text(), flags=re.S) if path.is_file() else []
-    path.write_text("\n".join(lines + [block + "\n" for block in kept]))  # hand-written readings survive
+    write_summary(RESULTS / "summary.md", lines)
     print(f"wrote {RESULTS / 'summary.md'}")
+
+
+def write_summary(path: Path, lines: list[str]) -> None:
+    """Write the generated ``lines`` to ``path``, followed by the hand-written blocks of the
+    old file (``<!-- kept: NAME -->`` ... ``<!-- /kept -->``, in their order), so a rerun
+    never deletes a reading."""
+    old = path.read_text() if path.is_file() else ""
+    kept = re.findall(r"<!-- kept: [\w-]+ -->.*?<!-- /kept -->", old, flags=re.S)
+    path.write_text("\n".join(lines + [block + "\n" for block in kept]))
 
 
 if __name__ == "__main__":
