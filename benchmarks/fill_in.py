@@ -9,8 +9,9 @@ original word (case-insensitive) among the top 20, and candidates returned per s
 Routes: ``minilm_mlm`` (shipped head), ``minilm_tuned`` (top MiniLM layers fine-tuned,
 shipped, or ``--tuned-folder``), ``minilm_gemma`` (the tuned MiniLM's logits plus
 ``--weights`` times Gemma's next-word logits from the left context, its top ``--rerank``
-re-ranked by Gemma's probability of the ``--lookahead-tokens`` after the gap; ``--split
-dev`` is how the weight and the rerank depth were chosen), ``causal_rescore`` (Gemma 3 270M, with ``--proposals``;
+re-ranked by Gemma's probability of the ``--lookahead-tokens`` after the gap, with Gemma's
+next-word score weighted ``--rerank-weights`` among them; ``--split dev`` is how the
+weights and the rerank depth were chosen), ``causal_rescore`` (Gemma 3 270M, with ``--proposals``;
 ``causal_rescore_nokv`` is the same without the key/value cache, for the speed-up), ``huggingface`` (a real local masked-LM folder with ``--hf-folder``;
 without it a tiny randomly initialised BERT over MiniLM's vocabulary is run as a smoke
 test of the code path and its speed, and its recall means nothing), and a context-free
@@ -129,6 +130,9 @@ def main() -> int:
                         help="minilm_gemma: tokens after the gap scored by the lookahead")
     parser.add_argument("--lookahead-weight", type=float, default=None,
                         help="minilm_gemma: exponent of the lookahead probability (default: shipped)")
+    parser.add_argument("--rerank-weights", default="",
+                        help="minilm_gemma: comma-separated exponents of Gemma's next-word score among the "
+                             "reranked words (default: shipped)")
     parser.add_argument("--split", default="test", choices=("test", "dev"),
                         help="Rotten Tomatoes split the probes come from (dev: for choosing settings)")
     parser.add_argument("--kv-ab", type=int, default=0,
@@ -152,13 +156,15 @@ def main() -> int:
 
     weights = [float(w) for w in args.weights.split(",") if w] or [DEFAULT_WEIGHT]
     reranks = [int(r) for r in args.rerank.split(",") if r] or [DEFAULT_RERANK]
+    rerank_weights = [float(w) for w in args.rerank_weights.split(",") if w] or [None]
     runs = [
-        (r, w, rr)
+        (r, w, rr, rw)
         for r in args.routes.split(",")
         for w in (weights if r == "minilm_gemma" else [None])
         for rr in (reranks if r == "minilm_gemma" else [None])
+        for rw in (rerank_weights if r == "minilm_gemma" else [None])
     ]
-    for route, weight, rerank in runs:
+    for route, weight, rerank, rerank_weight in runs:
         t0 = time.perf_counter()
         n = args.n
         with tempfile.TemporaryDirectory() as tmp:
@@ -182,9 +188,11 @@ def main() -> int:
                 fill_in = FILL_INS.get("minilm_gemma")(
                     tuned_path=args.tuned_folder, weight=weight, rerank=rerank,
                     lookahead_tokens=args.lookahead_tokens, lookahead_weight=args.lookahead_weight,
+                    rerank_weight=rerank_weight,
                 )
                 name = (f"minilm_gemma (tuned MiniLM x Gemma left context, weight {weight:g}; lookahead over the "
-                        f"top {fill_in.rerank}, {fill_in.lookahead_tokens} token(s), weight {fill_in.lookahead_weight:g})")
+                        f"top {fill_in.rerank}, {fill_in.lookahead_tokens} token(s), weight {fill_in.lookahead_weight:g}, "
+                        f"Gemma weight among them {fill_in.rerank_weight:g})")
             elif route in ("causal_rescore", "causal_rescore_nokv"):
                 kv = route == "causal_rescore"
                 fill_in = CausalRescoreFillIn.default(proposals=args.proposals, kv_cache=kv)

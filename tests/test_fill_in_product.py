@@ -13,7 +13,7 @@ from textrobust.attack.candidates.fill_in import FillIn
 from textrobust.errors import ConfigError
 from textrobust.fill_in import FILL_INS, MiniLMFillIn
 from textrobust.fill_in.minilm_mlm import HEAD_FORMAT, embedding_fingerprint, init_head
-from textrobust.fill_in.product import DEFAULT_WEIGHT, ProductFillIn
+from textrobust.fill_in.product import DEFAULT_LOOKAHEAD_WEIGHT, DEFAULT_RERANK_WEIGHT, DEFAULT_WEIGHT, ProductFillIn
 from textrobust.text import Text
 
 torch = pytest.importorskip("torch")
@@ -171,9 +171,10 @@ def test_bad_settings(parts) -> None:
     for name, value in (("rerank", -1), ("rerank", 2.0), ("lookahead_tokens", 0), ("lookahead_tokens", True)):
         with pytest.raises(ConfigError, match=f"'{name}'"):
             ProductFillIn(masked, lm, **{name: value})
-    for value in (-0.5, float("inf"), "1"):
-        with pytest.raises(ConfigError, match="'lookahead_weight'"):
-            ProductFillIn(masked, lm, lookahead_weight=value)  # type: ignore[arg-type]
+    for name in ("lookahead_weight", "rerank_weight"):
+        for value in (-0.5, float("inf"), "1", False):
+            with pytest.raises(ConfigError, match=f"'{name}'"):
+                ProductFillIn(masked, lm, **{name: value})
     with pytest.raises(ConfigError, match="masked-LM fill-in"):
         ProductFillIn(object(), lm)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="position 9"):
@@ -224,13 +225,19 @@ def _logprobs_after(lm, ids: list[int], targets: list[int], rows: list[int] | No
 
 
 def _expected_with_lookahead(parts, text: Text, position: int, context: list[str], after: list[str], *,
-                             weight: float, rerank: int, rows: list[int] | None) -> dict[str, float]:
-    """The product scores of the words for one gap, plus the lookahead bonus of the
-    ``rerank`` best (each in its likeliest single-token case variant) and the lowest bonus
-    for the others, computed with plain forward passes."""
+                             weight: float, rerank: int, rows: list[int] | None,
+                             lookahead_weight: float = DEFAULT_LOOKAHEAD_WEIGHT,
+                             rerank_weight: float = DEFAULT_RERANK_WEIGHT) -> dict[str, float]:
+    """The product scores of the words for one gap; the ``rerank`` best (each in its
+    likeliest single-token case variant) get ``lookahead_weight`` x the log-probability of
+    the tokens after the gap and the causal LM's score at ``rerank_weight`` instead of
+    ``weight`` (the difference of two products); the others get the lowest of those
+    bonuses. Computed with plain forward passes."""
     masked, lm = parts
     masked.clear_cache()
     pure = dict(ProductFillIn(masked, lm, weight=weight, rerank=0).fill([(text, position)], 50)[0])
+    masked.clear_cache()
+    heavier = dict(ProductFillIn(masked, lm, weight=rerank_weight, rerank=0).fill([(text, position)], 50)[0])
     best = sorted(pure, key=lambda w: -pure[w])[:rerank]
     bos = CAUSAL_WORDS.index("<bos>")
     context_ids = [bos, *(CAUSAL_WORDS.index(w) for w in context)]
@@ -240,7 +247,7 @@ def _expected_with_lookahead(parts, text: Text, position: int, context: list[str
     for w in best:
         variants = [i for i, v in enumerate(CAUSAL_WORDS) if v.lower() == w]
         variant = max(variants, key=lambda i: causal[i])
-        bonus[w] = _logprobs_after(lm, context_ids + [variant], targets, rows)
+        bonus[w] = lookahead_weight * _logprobs_after(lm, context_ids + [variant], targets, rows) + heavier[w] - pure[w]
     floor = min(bonus.values())
     return {w: score + bonus.get(w, floor) for w, score in pure.items()}
 
@@ -259,6 +266,25 @@ def test_lookahead_adds_the_log_probability_of_the_next_tokens(parts, tokens: in
     assert fill_in.stats()["lookahead_rows"] == 3
     # the reranked words stay above every other word
     assert {w for w, _ in answer[:3]} == set(sorted(expected, key=lambda w: -expected[w])[:3])
+
+
+@pytest.mark.parametrize(("lookahead_weight", "rerank_weight"), [(0.5, 3.0), (2.0, 0.0), (1.0, 1.5)])
+def test_rerank_weight_changes_only_the_causal_share_among_the_reranked(parts, lookahead_weight, rerank_weight) -> None:
+    masked, lm = parts
+    text, position = TEXTS[0], 1  # "the ___ is very good ."
+    expected = _expected_with_lookahead(parts, text, position, ["the"], ["is"], weight=1.5, rerank=3, rows=None,
+                                        lookahead_weight=lookahead_weight, rerank_weight=rerank_weight)
+    masked.clear_cache()
+    fill_in = ProductFillIn(masked, lm, weight=1.5, rerank=3, exact_lookahead=True,
+                            lookahead_weight=lookahead_weight, rerank_weight=rerank_weight)
+    answer = fill_in.fill([(text, position)], 50)[0]
+    assert [w for w, _ in answer] == sorted(expected, key=lambda w: -expected[w])
+    for w, score in answer:
+        assert score == pytest.approx(expected[w], abs=1e-4), w
+    # whatever the weights, the three reranked words are the product's best three
+    masked.clear_cache()
+    pure = ProductFillIn(masked, lm, weight=1.5, rerank=0).fill([(text, position)], 3)[0]
+    assert {w for w, _ in answer[:3]} == {w for w, _ in pure}
 
 
 def test_lookahead_normaliser_is_restricted_to_word_and_punctuation_rows(parts) -> None:

@@ -153,15 +153,16 @@ def test_shipped_tuned_model_loads_offline_and_fills_easy_gaps() -> None:
         (Text.from_string("The prime minister spoke to parliament on Tuesday."), 1),  # prime
     ]
     answers = [[w for w, _ in a] for a in fill_in.fill(requests, 20)]
-    assert answers[0][0] == "film" and "movie" in answers[0][:5]
+    assert "film" in answers[0][:2] and "movie" in answers[0][:5]  # measured (stage 4): drama, film, story, movie
     assert answers[1][0] == "movie"
     assert {"film", "movie", "story", "cast"} <= set(answers[2][:10])  # a noun about the film
     assert "prime" in answers[5][:10] and "london" in answers[3][:20]
     hits = sum(text.words[p].lower() in a for (text, p), a in zip(requests, answers))
     assert hits >= 4  # "acting" itself is missed (measured: movie, film, story, script, ...)
-    # measured weakness, kept visible: "one of the ___ films" gets "most, best", never "worst"
-    worst = fill_in.fill([(Text.from_string("This is one of the worst films I have ever seen."), 5)], 20)[0]
-    assert "best" in [w for w, _ in worst][:5]
+    # measured weakness, kept visible: "one of the ___ films" puts the antonym first (stage 3:
+    # "most, best", no "worst" in the top 20; stage 4: "best, most, worst")
+    worst = [w for w, _ in fill_in.fill([(Text.from_string("This is one of the worst films I have ever seen."), 5)], 20)[0]]
+    assert "best" in worst[:2] and "worst" in worst[:5]
     assert all(w == w.lower() and not w.startswith("#") and w.isalnum() for a in answers for w in a)
 
 

@@ -1,9 +1,9 @@
-"""MiniLM with its top encoder layers fine-tuned as a masked LM (the ``minilm_tuned`` fill-in).
+"""MiniLM with its encoder layers fine-tuned as a masked LM (the ``minilm_tuned`` fill-in).
 
 The frozen-encoder head of :mod:`textrobust.fill_in.minilm_mlm` is weak (recall@20 of a
 masked content word 6-10%): the top layers of the sentence encoder all-MiniLM-L6-v2 were
 trained to pool a sentence, not to predict a word. ``scripts/train_fill_in.py`` fine-tunes
-the top transformer layers of that encoder together with the head (same head function,
+the transformer layers of that encoder (the top 4, then all 6) together with the head (same head function,
 :func:`~textrobust.fill_in.minilm_mlm.head_logits`; decoder tied to MiniLM's frozen word
 embeddings) with the masked-LM objective on the bundled training text. Only the tuned
 layers and the head ship, in float16 (``resources/minilm_tuned``); the rest of the
@@ -11,15 +11,16 @@ encoder and the word embeddings come from the installed MiniLM package, checked 
 fingerprint of the embeddings.
 
 Departure from the double-perturbation paper (Zhang et al. 2021), which uses DistilBERT
-pretrained on billions of words: a 6-layer sentence encoder whose top 4 layers were tuned
-for 6,254 steps of 32 sentences (~200k sentence draws of the bundled training text; 88
-minutes on 2 shared cores, then 54 on a quiet machine). Measured
-(``benchmarks/results/fill_in.md``): recall@20 of a masked content word 25.7-26.3%,
-recall@1 4.7-7.7%, ~1,600-2,200 candidates/s; better than the frozen-encoder head (6-10% /
-1-2%), short of the issue's target (35% / 12%) on its own; the default route
-(``minilm_gemma``, :mod:`textrobust.fill_in.product`) multiplies it with Gemma's left
-context and reaches recall@20 34-39%. Shipped: float16, 14.6 MB. Scores are raw logits (the score contract of
-:mod:`textrobust.fill_in.masked`).
+pretrained on billions of words: a 6-layer sentence encoder tuned in four stages on the
+bundled training text (stages 1-3: the top 4 layers, 6,254 steps of 32 sentences, 88
+minutes on 2 shared cores then 54 on a quiet machine; stage 4: all 6 layers, 2,800 more
+steps at 0.52 s each when alone on the machine; records in ``resources/minilm_tuned``). Measured
+(``benchmarks/results/fill_in.md``): recall@20 of a masked content word 25.0-30.7%, recall@1
+6.3-8.7%, ~2,500-3,200 candidates/s; better than the frozen-encoder head (6-10% / 1-2%),
+short of the issue's target (35% / 12%) on its own; the default route (``minilm_gemma``,
+:mod:`textrobust.fill_in.product`) multiplies it with Gemma's left context and reaches
+recall@20 34.7-39.7% and recall@1 11.0-14.7%. Shipped: float16, 21.7 MB. Scores are raw
+logits (the score contract of :mod:`textrobust.fill_in.masked`).
 """
 
 from __future__ import annotations

@@ -34,9 +34,15 @@ the masked LM among such words only).
 so it tops gaps with words that fit the words before them but not the ones after
 (``a ___ parade of talking heads``: good, little, nice). The ``rerank`` best words by the
 product score (default :data:`DEFAULT_RERANK`) are therefore rescored with the causal
-LM's probability of the first ``lookahead_tokens`` tokens after the gap::
+LM's probability of the first ``lookahead_tokens`` tokens after the gap, and the causal
+LM's next-word score counts ``rerank_weight`` times among them instead of ``weight``::
 
     score(w) += lookahead_weight * log P_lm(tokens after the gap | left, w)
+              + (rerank_weight - weight) * logit_lm(w | left)
+
+Together these are the causal LM's joint probability of the word and the tokens after it,
+which picks the best of a few good words better than the masked LM does; the masked LM's
+share is kept lower there than over the whole vocabulary, where it finds the good words.
 
 This is the first factor of the whole-sentence probability that ``causal_rescore`` uses,
 at the cost of one causal token per candidate: the left contexts' key/value caches (kept
@@ -79,7 +85,7 @@ from textrobust.fill_in.whole_words import whole_word_vocab
 from textrobust.similarity.cache import LRUCache
 from textrobust.text import Text
 
-__all__ = ["DEFAULT_LOOKAHEAD_WEIGHT", "DEFAULT_RERANK", "DEFAULT_WEIGHT", "ProductFillIn"]
+__all__ = ["DEFAULT_LOOKAHEAD_WEIGHT", "DEFAULT_RERANK", "DEFAULT_RERANK_WEIGHT", "DEFAULT_WEIGHT", "ProductFillIn"]
 
 #: The causal LM's exponent, chosen on Rotten Tomatoes dev probes (3 x 300, seeds 0-2)
 #: among 1, 1.5, 2: mean recall@20 35.6 / 34.2 / 33.3%, recall@1 9.9 / 10.0 / 10.1%
@@ -92,13 +98,20 @@ DEFAULT_WEIGHT = 1.0
 #: reranked word (``benchmarks/results/fill_in.md``, issue 13).
 DEFAULT_RERANK = 3
 
-#: The exponent of that lookahead probability.
-DEFAULT_LOOKAHEAD_WEIGHT = 1.0
+#: The exponent of that lookahead probability, and the causal LM's exponent among the
+#: reranked words (``weight`` elsewhere). Chosen together on dev probes (seeds 0-2, 900
+#: probes, 3 reranked words, 1 token): mean recall@1 13.0% at (1, 1), 14.1% at (1.5, 1.5),
+#: a broad optimum (13.7-14.1% for both in 1.5-2; 12.6% at a rerank weight of 3). No
+#: extra causal rows: only the order of the reranked words changes
+#: (``benchmarks/results/fill_in.md``, issue 13, fourth session).
+DEFAULT_LOOKAHEAD_WEIGHT = 1.5
+DEFAULT_RERANK_WEIGHT = 1.5
 
 
 class _Job(NamedTuple):
     """One lookahead row: a candidate of request ``request``, on row ``row`` of the cache
-    of causal batch ``batch``, whose context ends at index ``last``."""
+    of causal batch ``batch``, whose context ends at index ``last``; ``lm_score`` is the
+    causal LM's next-word score of the candidate (for ``rerank_weight``)."""
 
     request: int
     batch: int
@@ -106,33 +119,38 @@ class _Job(NamedTuple):
     last: int
     inputs: list[int]  # the candidate's tokens, then all targets but the last
     targets: list[int]  # the first tokens after the gap
+    lm_score: float = 0.0
 
 
 def _stack_caches(caches: list[Any], picks: list[tuple[int, int]]) -> tuple[Any, int]:
     """One key/value cache holding, in order, row ``row`` of ``caches[batch]`` for each
     pick, every layer right-padded with zeros to the widest cache (the padding is masked
     by the caller); and that width. One of the cache objects is reused (its tensors
-    replaced): none may be used afterwards."""
+    replaced): none may be used afterwards.
+
+    Each layer's keys and values are written once into a zeroed tensor of the final shape
+    (one gather per source batch), not gathered, padded, concatenated and reordered: the
+    caches are tens of MB per pass and this copy was a fifth of the lookahead's time."""
     import torch
 
     by_batch: dict[int, list[int]] = {}
     for k, (b, _) in enumerate(picks):
         by_batch.setdefault(b, []).append(k)
     width = max(int(caches[b].get_seq_length()) for b in by_batch)
-    order = [k for b in sorted(by_batch) for k in by_batch[b]]
-    back = torch.empty(len(picks), dtype=torch.long)
-    back[torch.tensor(order, dtype=torch.long)] = torch.arange(len(picks))
+    plan = [
+        (b, torch.tensor([picks[k][1] for k in ks], dtype=torch.long), torch.tensor(ks, dtype=torch.long))
+        for b, ks in sorted(by_batch.items())
+    ]
     merged = caches[min(by_batch)]
     for layer_index, layer in enumerate(merged.layers):
         for name in ("keys", "values"):
-            parts = []
-            for b in sorted(by_batch):
+            first = getattr(caches[plan[0][0]].layers[layer_index], name)
+            shape = (len(picks), *first.shape[1:-2], width, first.shape[-1])
+            out = torch.zeros(shape, dtype=first.dtype)
+            for b, rows, targets in plan:
                 tensor = getattr(caches[b].layers[layer_index], name)
-                tensor = tensor[torch.tensor([picks[k][1] for k in by_batch[b]], dtype=torch.long)]
-                if tensor.shape[-2] < width:
-                    tensor = torch.nn.functional.pad(tensor, (0, 0, 0, width - tensor.shape[-2]))
-                parts.append(tensor)
-            setattr(layer, name, torch.cat(parts)[back])
+                out[targets, ..., : tensor.shape[-2], :] = tensor.index_select(0, rows)
+            setattr(layer, name, out)
         if hasattr(layer, "cumulative_length"):
             layer.cumulative_length = width
     return merged, width
@@ -162,6 +180,7 @@ class ProductFillIn(LazyCausalLM):
         rerank: int = DEFAULT_RERANK,
         lookahead_tokens: int = 1,
         lookahead_weight: float = DEFAULT_LOOKAHEAD_WEIGHT,
+        rerank_weight: float = DEFAULT_RERANK_WEIGHT,
         exact_lookahead: bool = False,
         batch_size: int = 16,
         cache_size: int | None = 20_000,
@@ -176,15 +195,9 @@ class ProductFillIn(LazyCausalLM):
         for name, value, least in (("batch_size", batch_size, 1), ("rerank", rerank, 0), ("lookahead_tokens", lookahead_tokens, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ConfigError(f"The '{name}' parameter of ProductFillIn must be an int >= {least}. Got {value!r} instead.")
-        if (
-            isinstance(lookahead_weight, bool)
-            or not isinstance(lookahead_weight, (int, float))
-            or not np.isfinite(lookahead_weight)
-            or lookahead_weight < 0
-        ):
-            raise ConfigError(
-                f"The 'lookahead_weight' parameter of ProductFillIn must be a finite number >= 0. Got {lookahead_weight!r} instead."
-            )
+        for name, value in (("lookahead_weight", lookahead_weight), ("rerank_weight", rerank_weight)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                raise ConfigError(f"The '{name}' parameter of ProductFillIn must be a finite number >= 0. Got {value!r} instead.")
         self.masked = masked
         self._lm = lm
         self.weight = float(weight)
@@ -192,6 +205,7 @@ class ProductFillIn(LazyCausalLM):
         self.rerank = rerank if self.weight and lookahead_weight else 0
         self.lookahead_tokens = lookahead_tokens
         self.lookahead_weight = float(lookahead_weight)
+        self.rerank_weight = float(rerank_weight)
         self.exact_lookahead = bool(exact_lookahead)
         self._normalizer: tuple[Any, Any] | None = None
         self._kept_rows: dict[str, tuple[tuple[int, int], Any]] = {}
@@ -275,13 +289,13 @@ class ProductFillIn(LazyCausalLM):
             if rights is None:
                 continue
             caches.append(cache)
-            for (n, i), logits in zip(members, variant_logits):
+            for (n, i), logits, lm_row in zip(members, variant_logits, lm_words):
                 tops[i] = torch.topk(totals[i], min(self.rerank, totals[i].shape[0])).indices
                 if rights[i]:
                     spaced = contexts[i][1]
                     for j in tops[i].tolist():
                         inputs = self._candidate_ids(j, spaced, logits) + rights[i][:-1]
-                        jobs.append(_Job(i, len(caches) - 1, n, where[i][1], inputs, rights[i]))
+                        jobs.append(_Job(i, len(caches) - 1, n, where[i][1], inputs, rights[i], float(lm_row[j])))
             if len(jobs) >= self.lookahead_batch:
                 self._add_lookahead(caches, jobs, tops, totals)
                 caches, jobs = [], []
@@ -349,21 +363,25 @@ class ProductFillIn(LazyCausalLM):
         return [int(t) for t in self.lm.tokenizer((" " if spaced else "") + word, add_special_tokens=False)["input_ids"]]
 
     def _add_lookahead(self, caches: list[Any], jobs: list[_Job], tops: dict[int, Any], totals: list[Any]) -> None:
-        """Adds ``lookahead_weight`` x log P(first tokens after the gap | left, candidate) to
-        each job's candidate (the ``rerank`` best of its request), in place, and the lowest
-        of those bonuses to every other word of the request, so the reranked words stay
-        above the rest and score differences stay log-ratios."""
+        """Adds ``lookahead_weight`` x log P(first tokens after the gap | left, candidate)
+        plus ``rerank_weight - weight`` x the candidate's causal next-word score to each
+        job's candidate (the ``rerank`` best of its request), in place, and the lowest of
+        those bonuses to every other word of the request, so the reranked words stay above
+        the rest and score differences stay log-ratios."""
         import torch
 
         values = self._continuation_logprobs(caches, jobs)
         self.lookahead_rows += sum(v is not None for v in values)
-        per_request: dict[int, list[float]] = {}
+        extra = self.rerank_weight - self.weight
+        per_request: dict[int, list[float | None]] = {}
         for job, value in zip(jobs, values):
-            per_request.setdefault(job.request, []).append(value)
+            per_request.setdefault(job.request, []).append(
+                None if value is None else self.lookahead_weight * value + extra * job.lm_score
+            )
         for i, scores in per_request.items():
             if any(v is None for v in scores):  # a context too long for the lookahead: none
                 continue
-            bonus = torch.tensor(scores, dtype=totals[i].dtype) * self.lookahead_weight
+            bonus = torch.tensor(scores, dtype=totals[i].dtype)
             floor = bonus.min()
             totals[i] = totals[i] + floor
             totals[i][tops[i]] += bonus - floor
@@ -389,21 +407,29 @@ class ProductFillIn(LazyCausalLM):
             return out
         cache, width = _stack_caches(caches, [(jobs[j].batch, jobs[j].row) for j in kept])
         pad = int(getattr(lm.tokenizer, "pad_token_id", None) or 0)
-        ids = torch.full((len(kept), depth), pad, dtype=torch.long)
-        mask = torch.zeros((len(kept), width + depth), dtype=torch.long)
-        positions = torch.zeros((len(kept), depth), dtype=torch.long)
-        rows, cols, targets = [], [], []
+        # the rows' arrays are built in NumPy and handed to torch once (per-row tensor
+        # writes cost more than the arithmetic for a few hundred rows)
+        n = len(kept)
+        ids_np = np.full((n, depth), pad, dtype=np.int64)
+        mask_np = np.zeros((n, width + depth), dtype=np.int64)
+        lasts = np.array([jobs[j].last for j in kept], dtype=np.int64)
+        sizes = np.array([len(jobs[j].inputs) for j in kept], dtype=np.int64)
+        ids_np[np.arange(depth) < sizes[:, None]] = [t for j in kept for t in jobs[j].inputs]
+        mask_np[:, :width] = np.arange(width) <= lasts[:, None]
+        mask_np[:, width:] = np.arange(depth) < sizes[:, None]
+        ids = torch.from_numpy(ids_np)
+        mask = torch.from_numpy(mask_np)
+        positions = torch.from_numpy(lasts[:, None] + 1 + np.arange(depth))
+        rows: list[int] = []
+        cols: list[int] = []
+        targets: list[int] = []
         for r, j in enumerate(kept):
             job = jobs[j]
-            ids[r, : len(job.inputs)] = torch.tensor(job.inputs, dtype=torch.long)
-            mask[r, : job.last + 1] = 1
-            mask[r, width : width + len(job.inputs)] = 1
-            positions[r] = job.last + 1 + torch.arange(depth)
             first = len(job.inputs) - len(job.targets)  # the state after the candidate's last token
-            for t, target in enumerate(job.targets):
-                rows.append(r)
-                cols.append(first + t)
-                targets.append(target)
+            count = len(job.targets)
+            rows += [r] * count
+            cols += range(first, first + count)
+            targets += job.targets
         with torch.inference_mode():
             hidden = lm.model.base_model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
@@ -558,7 +584,8 @@ class ProductFillIn(LazyCausalLM):
         lm = self._lm_repr()
         return (
             f"ProductFillIn({type(self.masked).__name__}, {lm}, weight={self.weight}, rerank={self.rerank}, "
-            f"lookahead_tokens={self.lookahead_tokens}, lookahead_weight={self.lookahead_weight})"
+            f"lookahead_tokens={self.lookahead_tokens}, lookahead_weight={self.lookahead_weight}, "
+            f"rerank_weight={self.rerank_weight})"
         )
 
 

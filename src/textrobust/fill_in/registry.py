@@ -3,14 +3,15 @@
 :data:`FILL_INS` maps a name to a factory ``factory(**settings) -> FillIn``;
 :func:`load_fill_in` also accepts a local Hugging Face masked-LM folder. The default
 (:data:`DEFAULT_FILL_IN`) is ``minilm_gemma`` (issue 13): the project's fine-tuned MiniLM
-(top 4 layers + head) times Gemma 3 270M's next-word distribution from the left context,
-with its top 3 words re-ranked by Gemma's probability of the token after the gap. On the
-three test probe seeds of ``benchmarks/results/fill_in.md`` it has recall@20 34-38.7%
-(mean 36.6%) and recall@1 7.0-14.7% (mean 10.7%) at 325-378 candidates/s on two cores,
-above the speed bar of neighbourhoods (>= 300 candidates/s; a second-order
+(all 6 layers + head) times Gemma 3 270M's next-word distribution from the left context,
+with its top 3 words re-ranked by Gemma's joint probability of the word and the token
+after the gap. On the three test probe seeds of ``benchmarks/results/fill_in.md`` it has
+recall@20 34.7-39.7% (mean 37.6%) and recall@1 11.0-14.7% (mean 12.3%) at 384-537
+candidates/s on two cores (median ~400 over this session's runs, two of 14 under 300),
+mostly above the speed bar of neighbourhoods (>= 300 candidates/s; a second-order
 neighbourhood needs 100-900 requests per sentence, and the positions of one sentence
 share one Gemma pass). It needs the optional extra ``lm`` (Gemma); without it, name
-``minilm_tuned`` (the MiniLM part alone: recall@20 25.7-26.3%, ~2,000 candidates/s).
+``minilm_tuned`` (the MiniLM part alone: recall@20 25.0-30.7%, ~2,500 candidates/s).
 ``causal_rescore`` (Gemma propose-and-rescore over whole sentences) ranks better at the
 top (recall@1 17% on 100 probes) but takes ~2 candidates/s: minutes per example, so it is
 chosen by name, never by default (issue 15). ``minilm_mlm`` (frozen encoder + head,
@@ -68,11 +69,12 @@ def _minilm_gemma(
     rerank: int | None = None,
     lookahead_tokens: int = 1,
     lookahead_weight: float | None = None,
+    rerank_weight: float | None = None,
     batch_size: int = 16,
     cache_size: int | None = 20_000,
     **settings: Any,
 ) -> FillIn:
-    from textrobust.fill_in.product import DEFAULT_LOOKAHEAD_WEIGHT, DEFAULT_RERANK, DEFAULT_WEIGHT
+    from textrobust.fill_in.product import DEFAULT_LOOKAHEAD_WEIGHT, DEFAULT_RERANK, DEFAULT_RERANK_WEIGHT, DEFAULT_WEIGHT
     from textrobust.lm import CausalLM
 
     masked = tuned_fill_in(encoder_path, tuned_path, **settings)
@@ -95,6 +97,7 @@ def _minilm_gemma(
         rerank=DEFAULT_RERANK if rerank is None else rerank,
         lookahead_tokens=lookahead_tokens,
         lookahead_weight=DEFAULT_LOOKAHEAD_WEIGHT if lookahead_weight is None else lookahead_weight,
+        rerank_weight=DEFAULT_RERANK_WEIGHT if rerank_weight is None else rerank_weight,
         batch_size=batch_size,
         cache_size=cache_size,
     )
