@@ -480,3 +480,131 @@ def test_a_constraint_returning_the_wrong_number_of_verdicts_is_an_error() -> No
                       constraints=[_Short()])
     with pytest.raises(ConfigError, match="one bool per proposal"):
         problem.neighbours(text)
+
+
+# ---- the word-pair fast path ---------------------------------------------------------------------
+class _Hidden:
+    """A constraint without the word-pair fast path: ``check`` of the wrapped one only."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:
+        return self.inner.check(original, proposals)
+
+    def __repr__(self) -> str:
+        return f"_Hidden({self.inner!r})"
+
+
+@pytest.mark.parametrize("compare_to", ["original", "parent"])
+def test_pair_fast_path_gives_the_same_neighbours_and_counts(compare_to: str) -> None:
+    from textrobust.attack.problem import Problem
+    from textrobust.attack.testing import StaticCandidates
+
+    words = ["good", "great", "fine", "bad", "film", "movie", "very"]
+    source = StaticCandidates({w: [v for v in words if v != w] + ["xyzzy"] for w in words})
+    original = Text.from_string("a good film , very good and fine , a bad movie")
+    rng = np.random.default_rng(0)
+    currents = [original]
+    for _ in range(6):  # parents that differ from the original at a few positions
+        current = currents[-1]
+        p = int(rng.choice([i for i, w in enumerate(current.words) if w in words]))
+        currents.append(current.replace(p, str(rng.choice([w for w in words if w != current.words[p]]))))
+
+    def problem(*constraints: Any) -> Problem:
+        return Problem(original=original, goal=SimpleNamespace(evaluate=lambda texts: None),  # type: ignore[arg-type]
+                       source=source, constraints=constraints)
+
+    distance = WordEmbeddingDistance(TinyVectors(), min_cos=0.8, accept_unknown=False, compare_to=compare_to)
+    other = PartOfSpeech(FakeNLP())
+    fast, slow = problem(distance, other), problem(_Hidden(distance), other)
+    fast_only, slow_only = problem(distance), problem(_Hidden(distance))
+    assert fast._split_constraints() == ((distance,), (other,)) and slow._split_constraints()[0] == ()
+    calls = []
+    counting = SimpleNamespace(pair_reference=compare_to, pair_verdicts=lambda pairs: calls.append(len(pairs)) or distance.pair_verdicts(pairs))
+    for current in currents:
+        expect = [(p.position, p.word, p.text.key) for p in slow.neighbours(current)]
+        got = fast.neighbours(current)
+        assert [(p.position, p.word, p.text.key) for p in got] == expect
+        assert all(p.parent is current for p in got)
+        assert [(p.position, p.word) for p in fast_only.neighbours(current)] == [
+            (p.position, p.word) for p in slow_only.neighbours(current)]
+        assert 0 < len(fast_only.neighbours(current)) < len(problem().neighbours(current))  # some rejected
+        counts: dict[int, int] = {}
+        for p in slow_only.neighbours(current):
+            counts[p.position] = counts.get(p.position, 0) + 1
+        assert fast_only.neighbour_counts(current) == counts == slow_only.neighbour_counts(current)
+        assert fast.neighbours(current, [2]) == [p for p in got if p.position == 2]
+    # the pair path judges words before any text exists: the constraint's batch is the pairs
+    assert problem(counting).neighbours(original) and calls == [sum(
+        1 for p in original.modifiable for w in source.candidates(original, [p]).get(p, ()) if w.word != original.words[p])]
+
+
+def test_pair_fast_path_falls_back_on_a_text_of_another_length() -> None:
+    from textrobust.attack.problem import Problem
+    from textrobust.attack.testing import StaticCandidates
+
+    original = Text.from_string("a good film")
+    longer = Text.from_string("a good film indeed")
+    source = StaticCandidates({"good": ["great"], "film": ["movie"]})
+    for compare_to in ("original", "parent"):
+        problem = Problem(original=original, goal=SimpleNamespace(evaluate=lambda texts: None),  # type: ignore[arg-type]
+                          source=source, constraints=(WordEmbeddingDistance(TinyVectors(), min_cos=0.8, compare_to=compare_to),))
+        if compare_to == "original":  # the check's own length error, as without the fast path
+            with pytest.raises(ConfigError, match="length|words"):
+                problem.neighbours(longer)
+        else:
+            assert [(p.position, p.word) for p in problem.neighbours(longer)] == [(1, "great"), (2, "movie")]
+
+
+def test_pair_fast_path_rejects_a_wrong_number_of_verdicts() -> None:
+    from textrobust.attack.problem import Problem
+    from textrobust.attack.testing import StaticCandidates
+
+    broken = SimpleNamespace(pair_reference="original", pair_verdicts=lambda pairs: [True],
+                             check=lambda original, proposals: np.ones(len(proposals), dtype=bool))
+    problem = Problem(original=SENTENCE, goal=SimpleNamespace(evaluate=lambda texts: None),  # type: ignore[arg-type]
+                      source=StaticCandidates({"film": ["movie", "picture"]}), constraints=(broken,))
+    with pytest.raises(ConfigError, match="one bool per pair"):
+        problem.neighbours(SENTENCE)
+
+
+def test_contract_checker_catches_a_pair_path_that_disagrees_with_check() -> None:
+    class Disagrees:
+        pair_reference = "original"
+
+        def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:
+            return np.ones(len(proposals), dtype=bool)
+
+        def pair_verdicts(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+            return [False] * len(pairs)
+
+        def __repr__(self) -> str:
+            return "Disagrees()"
+
+    with pytest.raises(ConstraintContractError, match="pair_verdicts disagrees"):
+        check_constraint(Disagrees(), SENTENCE, proposals_for(SENTENCE, EDITS))
+    Disagrees.pair_reference = "sideways"  # type: ignore[assignment]
+    with pytest.raises(ConstraintContractError, match="pair_reference"):
+        check_constraint(Disagrees(), SENTENCE, proposals_for(SENTENCE, EDITS))
+
+
+def test_embedding_distance_verdicts_match_the_distances() -> None:
+    vectors = TinyVectors()
+    words = list(vectors.index) + ["unknownword", "GOOD"]
+    pairs = [(a, b) for a in words for b in words]
+    for settings in ({"min_cos": 0.5}, {"max_l2": 0.9}, {"min_cos": 0.2, "max_l2": 1.1}):
+        for accept_unknown in (False, True):
+            rule = WordEmbeddingDistance(vectors, accept_unknown=accept_unknown, **settings)
+            cos, l2 = rule._compute(pairs)
+            expect = []
+            for (a, b), c, d in zip(pairs, cos, l2):
+                if a.lower() == b.lower():
+                    expect.append(True)
+                elif np.isnan(c):
+                    expect.append(accept_unknown)
+                else:
+                    expect.append(bool(c >= settings.get("min_cos", -2) - 1e-6 and d <= settings.get("max_l2", 9) + 1e-6))
+            assert rule.pair_verdicts(pairs) == expect
+            assert rule.pair_verdicts(pairs) == expect  # from the cache
+            assert rule.pair_reference == "original"

@@ -245,3 +245,18 @@ def test_a_repeated_batch_of_1000_texts_is_served_from_the_cache() -> None:
     assert len(rec.sent) == 1000
     # the cached pass does no victim work; generous bound for a loaded machine
     assert end - middle < 1.0 and middle - start < 5.0
+
+
+def test_duplicates_and_cache_hits_across_batches_land_in_their_rows() -> None:
+    # texts scattered over three forward batches, repeated inside the request and partly
+    # cached from before (answers depend on the length: every text has its own)
+    strings = [f"a {'x' * n} film" for n in range(1, 8)]
+    layer, recorder = layer_with(batch_size=2, cache_size=4)
+    layer.probabilities(texts(strings[1], strings[5]))
+    request = [strings[i] for i in (0, 1, 2, 0, 3, 5, 4, 2, 6, 6)]
+    assert np.array_equal(layer.probabilities(texts(*request)), expected(*request))
+    assert recorder.batches[1:] == [[strings[0], strings[2]], [strings[3], strings[4]], [strings[6]]]
+    stats = layer.stats()
+    assert (stats.queries, stats.cache_hits) == (2 + 5, 2 + 3)  # two cached, three repeats
+    assert len(layer._cache) == 4  # trimmed to cache_size, the most recent kept
+    assert list(layer._cache) == [tuple([s]) for s in (strings[2], strings[3], strings[4], strings[6])]

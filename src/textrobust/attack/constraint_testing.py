@@ -8,7 +8,9 @@ constraint (``check``):
   empty array;
 - it is deterministic (a second call, now served from caches, agrees);
 - it is order-independent: a proposal's verdict does not depend on its batch neighbours
-  (reversed, shuffled and one-at-a-time batches agree).
+  (reversed, shuffled and one-at-a-time batches agree);
+- when it offers the word-pair fast path (``pair_reference``, ``pair_verdicts``), that
+  path agrees with ``check``.
 
 For a position constraint (``allowed``), with the original, each proposal's parent and
 each proposal's text as the current text:
@@ -112,7 +114,33 @@ def _check_candidate(
                 f"{name} depends on batch neighbours: proposal {i} ({proposal.word!r} at {proposal.position}) "
                 f"is {bool(first[i])} in the batch and {bool(alone)} alone."
             )
+    _check_pair_path(constraint, original, proposals, first, name)
     return first
+
+
+def _check_pair_path(
+    constraint: Constraint, original: Text, proposals: list[Proposal], verdicts: np.ndarray, name: str
+) -> None:
+    """A constraint offering the word-pair fast path (``pair_reference`` and
+    ``pair_verdicts``) gives the verdicts ``check`` gives, on the same proposals."""
+    if not callable(getattr(constraint, "pair_verdicts", None)):
+        return
+    reference = getattr(constraint, "pair_reference", None)
+    reference = getattr(reference, "value", reference)
+    if reference not in ("original", "parent"):
+        raise ConstraintContractError(
+            f"{name} offers pair_verdicts but its pair_reference is {reference!r}, not 'original' or 'parent'."
+        )
+    pairs = [
+        ((original if reference == "original" else p.parent).words[p.position], p.word) for p in proposals
+    ]
+    got = [bool(v) for v in constraint.pair_verdicts(pairs)]  # type: ignore[attr-defined]
+    if got != verdicts.tolist():
+        raise ConstraintContractError(
+            f"{name}.pair_verdicts disagrees with check: {got} against {verdicts.tolist()}."
+        )
+    if list(constraint.pair_verdicts([])) != []:  # type: ignore[attr-defined]
+        raise ConstraintContractError(f"{name}.pair_verdicts of no pairs is not empty.")
 
 
 def _check_position(

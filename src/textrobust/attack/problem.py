@@ -30,6 +30,7 @@ __all__ = [
     "CandidateSource",
     "PositionConstraint",
     "Constraint",
+    "PairConstraint",
     "Goal",
     "Search",
     "SearchOutcome",
@@ -124,9 +125,30 @@ class PositionConstraint(Protocol):
 
 @runtime_checkable
 class Constraint(Protocol):
-    """Accepts or rejects candidate texts, a batch at a time."""
+    """Accepts or rejects candidate texts, a batch at a time.
+
+    A constraint whose verdict depends only on the pair (reference word, new word) may
+    also offer the :class:`PairConstraint` fast path; the problem then filters candidate
+    words before it builds their texts. Contract tests check that both paths agree.
+    """
 
     def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class PairConstraint(Protocol):
+    """The optional fast path of a :class:`Constraint` that judges word pairs.
+
+    ``pair_reference`` is ``"original"`` when the reference word is the original's word at
+    the proposal's position, ``"parent"`` when it is the parent's; ``pair_verdicts`` gives
+    the verdict :meth:`Constraint.check` would give a proposal putting ``new`` where
+    ``reference`` stands, for each ``(reference, new)`` pair.
+    """
+
+    @property
+    def pair_reference(self) -> str: ...
+
+    def pair_verdicts(self, pairs: Sequence[tuple[str, str]]) -> Sequence[bool]: ...
 
 
 @runtime_checkable
@@ -141,6 +163,15 @@ class Search(Protocol):
     """Looks for a text meeting the problem's goal, starting from ``start``."""
 
     def search(self, start: Text, problem: Problem) -> SearchOutcome: ...
+
+
+def _pair_reference(constraint: object) -> str | None:
+    """``constraint.pair_reference`` when it offers the :class:`PairConstraint` fast path
+    (both members), else None."""
+    if not callable(getattr(constraint, "pair_verdicts", None)):
+        return None
+    reference = getattr(constraint, "pair_reference", None)
+    return None if reference is None else str(getattr(reference, "value", reference))
 
 
 # ---- the problem ----------------------------------------------------------------------------------
@@ -162,6 +193,10 @@ class Problem:
     # positions() per text key: a population search asks again for the same members
     _positions: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
                                                               compare=False)
+    # the constraints split into word-pair ones and the rest (see _split_constraints)
+    _split: tuple[tuple[PairConstraint, ...], tuple[Constraint, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def positions(self, current: Text) -> tuple[int, ...]:
         """Positions of ``current`` that may still change, in order (position constraints
@@ -201,9 +236,15 @@ class Problem:
             allowed = tuple(p for p in allowed if p in wanted)
         if not allowed:
             return []
-        found = self._word_candidates(current, allowed)
         words = current.words
         replace = current.replace
+        accepted = self._pair_accepted(current, allowed)
+        if accepted is not None:
+            # texts are built only for the candidates the word-pair constraints accept
+            edits, rest = accepted
+            proposals = [_proposal(replace(p, word), current, p, word, score) for p, word, score in edits]
+            return self.filter(proposals, rest)
+        found = self._word_candidates(current, allowed)
         proposals = [
             _proposal(replace(p, word), current, p, word, score)
             for p in allowed
@@ -211,6 +252,62 @@ class Problem:
             if word != words[p]
         ]
         return self.filter(proposals)
+
+    def neighbour_counts(self, current: Text) -> dict[int, int]:
+        """How many neighbours :meth:`neighbours` would give at each position (positions
+        with none are left out); without building texts when every constraint judges
+        word pairs."""
+        allowed = self.positions(current)
+        if not allowed:
+            return {}
+        accepted = self._pair_accepted(current, allowed)
+        counts: dict[int, int] = {}
+        if accepted is not None and not accepted[1]:
+            for p, _, _ in accepted[0]:
+                counts[p] = counts.get(p, 0) + 1
+        else:
+            for proposal in self.neighbours(current, allowed):
+                counts[proposal.position] = counts.get(proposal.position, 0) + 1
+        return counts
+
+    def _pair_accepted(
+        self, current: Text, allowed: Sequence[int]
+    ) -> tuple[list[tuple[int, str, float]], tuple[Constraint, ...]] | None:
+        """The ``(position, word, score)`` candidates at ``allowed`` that the word-pair
+        constraints accept, judged on the words alone, and the constraints left to run on
+        texts; None when no constraint offers the fast path (or a text of another length
+        than the original meets one that compares with the original)."""
+        pair_constraints, rest = self._split_constraints()
+        words = current.words
+        if not pair_constraints or (
+            len(words) != len(self.original.words)
+            and any(_pair_reference(c) == "original" for c in pair_constraints)
+        ):
+            return None
+        found = self._word_candidates(current, allowed)
+        edits = [(p, word, score) for p in allowed for word, score in found.get(p, ()) if word != words[p]]
+        for constraint in pair_constraints:
+            if not edits:
+                break
+            reference = self.original.words if _pair_reference(constraint) == "original" else words
+            verdicts = constraint.pair_verdicts([(reference[p], word) for p, word, _ in edits])
+            if len(verdicts) != len(edits):
+                raise ConfigError(
+                    f"{constraint!r}.pair_verdicts returned {len(verdicts)} verdicts for {len(edits)} "
+                    f"pairs; it returns one bool per pair."
+                )
+            edits = [edit for edit, ok in zip(edits, verdicts) if ok]
+        return edits, rest
+
+    def _split_constraints(self) -> tuple[tuple[PairConstraint, ...], tuple[Constraint, ...]]:
+        """The constraints with the word-pair fast path, and the others (kept per problem)."""
+        split = self._split
+        if split is None:
+            pairs = tuple(c for c in self.constraints if _pair_reference(c) in ("original", "parent"))
+            rest = tuple(c for c in self.constraints if not any(c is p for p in pairs))
+            split = (pairs, rest)
+            _set(self, "_split", split)
+        return split
 
     def _word_candidates(self, current: Text, positions: Sequence[int]) -> dict[int, Sequence[tuple[str, float]]]:
         """The source's candidates as ``(word, score)`` pairs per position (its
@@ -220,10 +317,11 @@ class Problem:
             return fast(current, positions)
         return {p: [(s.word, s.score) for s in subs] for p, subs in self.source.candidates(current, positions).items()}
 
-    def filter(self, proposals: Sequence[Proposal]) -> list[Proposal]:
-        """The proposals every constraint accepts (cheap constraints should come first)."""
+    def filter(self, proposals: Sequence[Proposal], constraints: Sequence[Constraint] | None = None) -> list[Proposal]:
+        """The proposals every constraint (default: all of the problem's) accepts (cheap
+        constraints should come first)."""
         kept = list(proposals)
-        for constraint in self.constraints:
+        for constraint in self.constraints if constraints is None else constraints:
             if not kept:
                 break
             mask = np.asarray(constraint.check(self.original, kept), dtype=bool)

@@ -155,8 +155,10 @@ class QueryLayer:
         n_labels = self.num_labels
         out = np.empty((len(texts), n_labels), dtype=np.float64)
         hits = 0
-        missing: dict[tuple[Any, ...], list[int]] = {}
+        missing: dict[tuple[Any, ...], int] = {}  # key -> its row in missing_texts
         missing_texts: list[Text] = []
+        missing_rows: list[int] = []  # the row of ``out`` each missing text fills first
+        duplicates: list[tuple[int, int]] = []  # (row of out, index in missing_texts)
         cache = self._cache
         caching = self.cache_size != 0
         hit_rows: list[int] = []
@@ -172,11 +174,12 @@ class QueryLayer:
                 hit_values.append(row)
                 hits += 1
             elif key in missing:
-                missing[key].append(i)
+                duplicates.append((i, missing[key]))
                 hits += 1  # a duplicate inside one request is sent once
             else:
-                missing[key] = [i]
+                missing[key] = len(missing_texts)
                 missing_texts.append(text)
+                missing_rows.append(i)
         if hit_rows:
             out[hit_rows] = hit_values
         if missing_texts:
@@ -185,22 +188,17 @@ class QueryLayer:
         self._hits += hits
         missing_keys = list(missing)
         for start in range(0, len(missing_texts), self.batch_size):
-            chunk = missing_texts[start : start + self.batch_size]
-            probs = self._forward_batch(chunk)
-            keys = missing_keys[start : start + self.batch_size]
-            rows: list[int] = []
-            sources: list[int] = []
-            for j, key in enumerate(keys):
-                for i in missing[key]:
-                    rows.append(i)
-                    sources.append(j)
-            out[rows] = probs[sources]
+            end = start + self.batch_size
+            probs = self._forward_batch(missing_texts[start:end])
+            out[missing_rows[start:end]] = probs
             if caching:
-                for key, row in zip(keys, probs):
-                    cache[key] = row
-                if self.cache_size is not None:
-                    while len(cache) > self.cache_size:
+                cache.update(zip(missing_keys[start:end], probs))
+                if self.cache_size is not None and len(cache) > self.cache_size:
+                    for _ in range(len(cache) - self.cache_size):
                         cache.popitem(last=False)
+        if duplicates:
+            rows, sources = zip(*duplicates)
+            out[list(rows)] = out[[missing_rows[j] for j in sources]]
         return out
 
     @property

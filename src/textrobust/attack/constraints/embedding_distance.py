@@ -92,7 +92,19 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
     def check(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:
         if not proposals:
             return np.zeros(0, dtype=bool)
-        pairs = self._pairs(original, proposals)
+        return np.array(self.pair_verdicts(self._pairs(original, proposals)), dtype=bool)
+
+    @property
+    def pair_reference(self) -> str:
+        """Whose word a pair's first word is (``"original"`` or ``"parent"``): the
+        :class:`~textrobust.attack.problem.PairConstraint` fast path, which lets the problem
+        filter candidate words before it builds their texts."""
+        return self.config.compare_to.value
+
+    def pair_verdicts(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """The verdict on each (reference word, new word) pair (cached per pair)."""
+        if not pairs:
+            return []
         cache = self._cache
         verdicts = [cache.get(pair) for pair in pairs]
         if None in verdicts:
@@ -104,20 +116,32 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
                 cache.clear()  # bounded: start over rather than track recency per pair
             if limit is None or len(fresh) <= limit:
                 cache.update(fresh)
-        return np.array(verdicts, dtype=bool)
+        return verdicts  # type: ignore[return-value]  # no None left
 
-    def _judge(self, pairs: list[tuple[str, str]]) -> list[bool]:
-        """The verdict on each (reference word, new word) pair: it depends on the pair only."""
-        cos, l2 = self._compute(pairs)
-        ok = np.ones(len(pairs), dtype=bool)
-        with np.errstate(invalid="ignore"):
+    def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """The verdict on each (reference word, new word) pair: it depends on the pair only.
+        (A hot path on first use of each pair: one row lookup for both words, and only the
+        bounds that are set.)"""
+        n = len(pairs)
+        rows = self._rows([a for a, _ in pairs] + [b for _, b in pairs])
+        left_rows, right_rows = rows[:n], rows[n:]
+        known = (left_rows >= 0) & (right_rows >= 0)
+        ok = np.full(n, self.config.accept_unknown, dtype=bool)
+        if known.any():
+            cos, l2 = self._distances(left_rows[known], right_rows[known],
+                                      self.config.min_cos is not None, self.config.max_l2 is not None)
+            good = np.ones(len(cos), dtype=bool)
             if self.config.min_cos is not None:
-                ok &= cos >= self.config.min_cos - 1e-6
+                good &= cos >= self.config.min_cos - 1e-6
             if self.config.max_l2 is not None:
-                ok &= l2 <= self.config.max_l2 + 1e-6
-        ok[np.isnan(cos)] = self.config.accept_unknown
-        same = [a.lower() == b.lower() for a, b in pairs]  # the same word is always accepted
-        return [bool(v) or s for v, s in zip(ok.tolist(), same)]
+                good &= l2 <= self.config.max_l2 + 1e-6
+            ok[known] = good
+        verdicts = ok.tolist()
+        for i, verdict in enumerate(verdicts):
+            if not verdict:
+                a, b = pairs[i]
+                verdicts[i] = a.lower() == b.lower()  # the same word is always accepted
+        return verdicts
 
     def _pairs(self, original: Text, proposals: Sequence[Proposal]) -> list[tuple[str, str]]:
         """(reference word, new word) of each proposal (a hot path: one pair per candidate)."""
@@ -147,21 +171,33 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
                 rows[i] = get(words[i].lower(), -1)
         return np.array(rows, dtype=np.int64)
 
-    def _compute(self, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    def _compute(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
         """Cosine and L2 distance of each pair, NaN for pairs with an unknown word."""
         cos = np.full(len(pairs), np.nan)
         l2 = np.full(len(pairs), np.nan)
         if not pairs:
             return cos, l2
-        left_rows = self._rows([a for a, _ in pairs])
-        right_rows = self._rows([b for _, b in pairs])
+        n = len(pairs)
+        rows = self._rows([a for a, _ in pairs] + [b for _, b in pairs])
+        left_rows, right_rows = rows[:n], rows[n:]
         known = (left_rows >= 0) & (right_rows >= 0)
-        if not known.any():
-            return cos, l2
+        if known.any():
+            cos[known], l2[known] = self._distances(left_rows[known], right_rows[known], True, True)
+        return cos, l2
+
+    def _distances(
+        self, left_rows: np.ndarray, right_rows: np.ndarray, want_cos: bool, want_l2: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Cosine and L2 distance between matrix rows (float64; an unwanted one is zeros)."""
         matrix = self.vectors.matrix
-        left = np.asarray(matrix[left_rows[known]], dtype=np.float64)
-        right = np.asarray(matrix[right_rows[known]], dtype=np.float64)
-        products = np.sqrt(np.einsum("ij,ij->i", left, left) * np.einsum("ij,ij->i", right, right))
-        cos[known] = np.clip(np.einsum("ij,ij->i", left, right) / np.where(products > 0, products, 1.0), -1.0, 1.0)
-        l2[known] = np.linalg.norm(left - right, axis=1)
+        left = np.asarray(matrix[left_rows], dtype=np.float64)
+        right = np.asarray(matrix[right_rows], dtype=np.float64)
+        cos = l2 = np.zeros(len(left_rows))
+        if want_cos:
+            products = np.sqrt(np.einsum("ij,ij->i", left, left) * np.einsum("ij,ij->i", right, right))
+            products[products == 0] = 1.0
+            cos = np.clip(np.einsum("ij,ij->i", left, right) / products, -1.0, 1.0)
+        if want_l2:
+            difference = left - right
+            l2 = np.sqrt(np.einsum("ij,ij->i", difference, difference))
         return cos, l2

@@ -26,8 +26,8 @@ def candidate_counts(start: Text, problem: Problem, cap: int | None = None) -> n
     """The number of accepted candidates at each position of ``start`` (capped at ``cap``),
     the weights with which positions are picked for perturbation."""
     counts = np.zeros(len(start), dtype=np.float64)
-    for proposal in problem.neighbours(start):
-        counts[proposal.position] += 1
+    for position, count in problem.neighbour_counts(start).items():
+        counts[position] = count
     if cap is not None:
         np.minimum(counts, cap, out=counts)
     return counts
