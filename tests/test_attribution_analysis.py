@@ -229,3 +229,17 @@ def test_a_hugging_face_folder_can_be_analysed(tmp_path: Any) -> None:
     record = analyse(Example("x", Text.from_string("good film with a plot and a story"), 1))
     assert record.method == "attention" and len(record.original_attribution) == 8
     assert all(r.prediction_kept for r in record.runs)
+
+
+def test_tea_fill_in_is_named_in_the_settings_and_checked() -> None:
+    from textrobust.fill_in import DEFAULT_FILL_IN
+
+    analysis = AttributionAnalysis({"n": 1})
+    assert analysis.settings.fill_in == DEFAULT_FILL_IN
+    assert analysis.describe()["settings"]["fill_in"] == DEFAULT_FILL_IN  # stored with the run, shown in the report
+    assert AttributionAnalysis({"fill_in": None}).settings.fill_in == DEFAULT_FILL_IN
+    assert AttributionAnalysis({"fill_in": "minilm_tuned"}).describe()["settings"]["fill_in"] == "minilm_tuned"
+    with pytest.raises(ConfigError, match="'fill_in' parameter of AttributionSettings"):
+        AttributionAnalysis({"fill_in": "no_such_model"})
+    # TEF alone asks no fill-in: its name is not checked
+    assert AttributionAnalysis({"attacks": ["tef"], "fill_in": "no_such_model"}).settings.attacks == ("tef",)

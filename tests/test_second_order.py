@@ -439,9 +439,10 @@ def test_default_fill_in_is_the_product_route() -> None:
 
     assert DEFAULT_FILL_IN == "minilm_gemma" and "minilm_mlm" in FILL_INS.names()
     assert SecondOrderSettings().fill_in == BiasSettings().fill_in == "minilm_gemma"
-    # BAE and TEA name no fill-in: they take DEFAULT_FILL_IN when they build their source
+    # BAE names no fill-in: it takes DEFAULT_FILL_IN when it builds its source; TEA's
+    # settings name it, so the report and a resumed run record which model proposed words
     assert "fill_in" not in garg_2020().source.kwargs()
-    assert AttributionSettings().fill_in is None
+    assert AttributionSettings().fill_in == AttributionSettings(fill_in=None).fill_in == "minilm_gemma"
 
 
 def test_cli_registers_commands(tmp_path: Path) -> None:

@@ -180,6 +180,13 @@ class AttributionAnalysis(Analysis):
 
         return analyse
 
+    def __init__(self, settings: Any = None) -> None:
+        super().__init__(settings)
+        if "tea" in self.settings.attacks:
+            from textrobust.analyses.second_order import check_fill_in
+
+            check_fill_in(self.settings.fill_in, "AttributionSettings")
+
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "paper": "Ivankay et al. 2022 (TEA), Algorithm 1"}
 

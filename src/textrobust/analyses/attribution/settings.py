@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from textrobust.analyses.protocol import Settings
 from textrobust.attribution import ATTRIBUTIONS, AttributionDistance
+from textrobust.fill_in.registry import DEFAULT_FILL_IN
 
 __all__ = ["AttributionSettings"]
 
@@ -22,8 +23,9 @@ class AttributionSettings(Settings):
     20-word snippet, and TEA always changes at least one); ``candidates`` per word (|C| = 15);
     ``content_candidates`` (drop stop-word candidates: a departure, see
     :class:`~textrobust.analyses.attribution.analysis.ContentWords`); ``fill_in`` (a name
-    in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; None: the project's
-    default, the fast route); ``batch_masking`` (TEA); ``ig_steps`` (Integrated
+    in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; default (and None)
+    :data:`~textrobust.fill_in.DEFAULT_FILL_IN`, named in the stored settings so the report
+    and a resumed run know which model proposed TEA's words); ``batch_masking`` (TEA); ``ig_steps`` (Integrated
     Gradients); which text distances to compute (``semantic``: MiniLM, ``perplexity``:
     Gemma, optional, ``grammar``: link-grammar); a query ``budget`` per attack run."""
 
@@ -35,7 +37,7 @@ class AttributionSettings(Settings):
     rhos: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4)
     candidates: int = Field(default=15, ge=1, le=200)
     content_candidates: bool = True
-    fill_in: str | None = None
+    fill_in: str = DEFAULT_FILL_IN
     batch_masking: bool = True
     ig_steps: int = Field(default=20, ge=1, le=1000)
     semantic: bool = True
@@ -49,6 +51,11 @@ class AttributionSettings(Settings):
         if value != "auto" and value not in ATTRIBUTIONS:
             raise ValueError(f"must be 'auto' or one of {ATTRIBUTIONS.names()}")
         return value
+
+    @field_validator("fill_in", mode="before")
+    @classmethod
+    def _default_fill_in(cls, value: object) -> object:
+        return DEFAULT_FILL_IN if value is None else value
 
     @field_validator("attacks")
     @classmethod
