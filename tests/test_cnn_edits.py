@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from textrobust.text import Text
 from textrobust.victims.torch import TorchVictim
 from textrobust.zoo.cnn import CnnClassifier, CnnConfig
-from textrobust.zoo.cnn_edits import MAX_EDITS, MIN_ROWS, edited_forward
+from textrobust.zoo.cnn_edits import MAX_EDITS, MIN_ROWS, edited_forward, grouped_edited_forward
 from textrobust.zoo.vocab import WordVocab
 
 VOCAB = 40
@@ -204,3 +204,49 @@ def test_a_victim_puts_layers_left_in_training_mode_back_in_inference_mode() -> 
     model.dropout.train()
     np.testing.assert_array_equal(victim.probabilities(texts), expected)
     assert not any(m.training for m in model.modules())
+
+
+@given(seed=st.integers(0, 10_000), texts=st.integers(2, 5), pad=st.integers(0, 3), widths=widths_strategy,
+       same_length=st.booleans(), loner=st.booleans())
+def test_merged_batches_of_several_texts_give_the_full_logits(seed: int, texts: int, pad: int,
+                                                              widths: tuple[int, ...], same_length: bool,
+                                                              loner: bool) -> None:
+    # what the lockstep executor sends: several attacks' candidate runs in one batch,
+    # ordered by length as the victim's batching does, padded to the longest
+    model = _model(seed % 83, widths)
+    g = torch.Generator().manual_seed(seed)
+    runs = []
+    for _ in range(texts):
+        n = 9 if same_length else int(torch.randint(3, 16, (1,), generator=g))
+        base = torch.randint(1, VOCAB, (n,), generator=g)
+        rows = base.repeat(int(torch.randint(MIN_ROWS, 9, (1,), generator=g)), 1)
+        p = int(torch.randint(0, n, (1,), generator=g))
+        rows[:, p] = torch.randint(1, VOCAB, (len(rows),), generator=g)
+        runs.append(rows)
+    if loner:  # a single unrelated text (a start text's own prediction) among them
+        runs.append(torch.randint(1, VOCAB, (1, 9), generator=g))
+    runs.sort(key=len)  # any order of runs; the victim sorts rows by length (stably)
+    runs.sort(key=lambda r: r.shape[1])
+    width = max(r.shape[1] for r in runs) + pad
+    ids = torch.cat([F.pad(r, (0, width - r.shape[1])) for r in runs])
+    mask = torch.cat([F.pad(torch.ones(r.shape, dtype=torch.bool), (0, width - r.shape[1])) for r in runs])
+    with torch.inference_mode():
+        fast = grouped_edited_forward(model, ids, mask)
+        full = _full(model, ids, mask)
+        through_module = model(ids, mask)
+    assert fast is not None  # every run has MIN_ROWS rows or more
+    np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=2e-5, rtol=1e-5)
+    np.testing.assert_allclose(through_module.numpy(), full.numpy(), atol=2e-5, rtol=1e-5)
+
+
+def test_merged_batches_without_a_run_take_the_full_pass() -> None:
+    model = _model(5)
+    g = torch.Generator().manual_seed(7)
+    ids = torch.randint(1, VOCAB, (3 * MIN_ROWS, 10), generator=g)  # unrelated rows: no run
+    mask = torch.ones(ids.shape, dtype=torch.bool)
+    with torch.inference_mode():
+        assert grouped_edited_forward(model, ids, mask) is None
+        assert grouped_edited_forward(model, ids[: 2 * MIN_ROWS - 1], mask[: 2 * MIN_ROWS - 1]) is None
+        holes = mask.clone()
+        holes[0, 3] = False  # not a padded batch of plain texts
+        assert grouped_edited_forward(model, ids.repeat(1, 1), holes) is None

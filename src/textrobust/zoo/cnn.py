@@ -14,7 +14,7 @@ from torch import nn
 
 from textrobust.config import Config
 from textrobust.zoo.base import ZooModule
-from textrobust.zoo.cnn_edits import edited_forward
+from textrobust.zoo.cnn_edits import edited_forward, grouped_edited_forward
 
 __all__ = ["CnnClassifier", "CnnConfig"]
 
@@ -32,7 +32,8 @@ class CnnClassifier(ZooModule):
 
     At inference, a batch whose rows are edits of one text (an attack's candidates, a
     leave-one-out ranking) is evaluated incrementally (:mod:`textrobust.zoo.cnn_edits`):
-    same logits up to float32 rounding, 2-4x less time; ``incremental = False`` turns it
+    same logits up to float32 rounding, 2-4x less time; so is a batch that joins several
+    such runs (the lockstep executor's merged requests); ``incremental = False`` turns it
     off."""
 
     def __init__(self, config: CnnConfig, vocab_size: int, num_labels: int) -> None:
@@ -50,6 +51,8 @@ class CnnClassifier(ZooModule):
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.incremental and not self.training and not torch.is_grad_enabled():
             logits = edited_forward(self, ids, mask)
+            if logits is None:  # several texts' edits in one batch (lockstep executor)?
+                logits = grouped_edited_forward(self, ids, mask)
             if logits is not None:
                 return logits
         return self.forward_embedded(self.embed(ids), mask)

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 if TYPE_CHECKING:
     from textrobust.zoo.cnn import CnnClassifier
 
-__all__ = ["MAX_EDITS", "MIN_ROWS", "edited_forward"]
+__all__ = ["MAX_EDITS", "MIN_ROWS", "edited_forward", "grouped_edited_forward"]
 
 #: Rows may differ from the reference in at most this many positions (more on long texts:
 #: as long as the recomputed windows cover at most half of them).
@@ -87,6 +87,56 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
     else:
         kept = _outside_windows(a_ref, positions, widest)
     return model.out(model.dropout(torch.maximum(new, kept)))
+
+
+def grouped_edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+    """Logits ``[B, L]`` of a batch that mixes the edits of *several* texts (the lockstep
+    executor merges the requests of several attacks into one forward pass): the rows are
+    cut into runs of consecutive rows of the same length that stay within
+    ``2 * MAX_EDITS`` words (and half the text) of the run's first row (the batch's rows keep their request
+    order within one length, so one attack's candidates are one run); each run of at least
+    :data:`MIN_ROWS` rows goes through :func:`edited_forward` (which checks it), the other
+    rows through one full forward pass. None when no run is evaluated incrementally (the
+    caller runs the full pass)."""
+    rows = ids.shape[0]
+    if rows < 2 * MIN_ROWS:
+        return None
+    lengths = mask.sum(dim=1)
+    prefix = mask.to(torch.int8).cumprod(dim=1).sum(dim=1)
+    if not bool((prefix == lengths).all()):
+        return None  # a mask with holes: not a batch of plain texts
+    lengths_list = lengths.tolist()
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, rows + 1):
+        if i < rows and lengths_list[i] == lengths_list[start]:
+            n = lengths_list[start]
+            # two edits of one text differ in at most 2 * MAX_EDITS words; on short texts
+            # also at most half of them, so that two short texts are not taken for one
+            if int((ids[i, :n] != ids[start, :n]).sum()) <= min(2 * MAX_EDITS, max(n // 2, 1)):
+                continue
+        runs.append((start, i))
+        start = i
+    out: torch.Tensor | None = None
+    rest: list[int] = []
+    done = 0
+    for a, b in runs:
+        n = lengths_list[a]
+        logits = edited_forward(model, ids[a:b, :n], mask[a:b, :n]) if b - a >= MIN_ROWS and n > 0 else None
+        if logits is None:
+            rest.extend(range(a, b))
+            continue
+        if out is None:
+            out = logits.new_empty((rows, logits.shape[1]))
+        out[a:b] = logits
+        done += b - a
+    if out is None:
+        return None
+    if rest:
+        index = torch.tensor(rest, dtype=torch.long)
+        width = max(int(lengths[index].max()), 1)
+        out[index] = model.forward_embedded(model.embed(ids[index, :width]), mask[index, :width])
+    return out
 
 
 def _reference(model: CnnClassifier, kernels: _Kernels, words: torch.Tensor) -> torch.Tensor:
