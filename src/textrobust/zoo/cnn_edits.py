@@ -92,8 +92,8 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
 def grouped_edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
     """Logits ``[B, L]`` of a batch that mixes the edits of *several* texts (the lockstep
     executor merges the requests of several attacks into one forward pass): the rows are
-    cut into runs of consecutive rows of the same length that stay within
-    ``2 * MAX_EDITS`` words (and half the text) of the run's first row (the batch's rows keep their request
+    cut into runs of consecutive rows of the same length, each within ``2 * MAX_EDITS``
+    words (and half the text) of the row before it (the batch's rows keep their request
     order within one length, so one attack's candidates are one run); each run of at least
     :data:`MIN_ROWS` rows goes through :func:`edited_forward` (which checks it), the other
     rows through one full forward pass. None when no run is evaluated incrementally (the
@@ -105,21 +105,22 @@ def grouped_edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.
     prefix = mask.to(torch.int8).cumprod(dim=1).sum(dim=1)
     if not bool((prefix == lengths).all()):
         return None  # a mask with holes: not a batch of plain texts
+    if bool((lengths == lengths[0]).all()) and int(((ids != ids[0]) & mask).sum(dim=1).max()) * 2 <= int(lengths[0]):
+        return None  # one text's family (e.g. a population with many edits): nothing to split
+    # a run continues while a row has its predecessor's length and differs from it in at
+    # most 2 * MAX_EDITS words (and at most half of them: two short texts are not one)
+    limit = torch.clamp(lengths[1:] // 2, min=1).clamp(max=2 * MAX_EDITS)
+    close = ((ids[1:] != ids[:-1]) & mask[1:]).sum(dim=1) <= limit
+    breaks = (~((lengths[1:] == lengths[:-1]) & close)).nonzero().flatten().add(1).tolist()
+    if not breaks:
+        return None  # one run: the batch edited_forward has already declined
+    bounds = [0, *breaks, rows]
+    runs = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    if all(b - a < MIN_ROWS for a, b in runs):
+        return None
     lengths_list = lengths.tolist()
-    runs: list[tuple[int, int]] = []
-    start = 0
-    for i in range(1, rows + 1):
-        if i < rows and lengths_list[i] == lengths_list[start]:
-            n = lengths_list[start]
-            # two edits of one text differ in at most 2 * MAX_EDITS words; on short texts
-            # also at most half of them, so that two short texts are not taken for one
-            if int((ids[i, :n] != ids[start, :n]).sum()) <= min(2 * MAX_EDITS, max(n // 2, 1)):
-                continue
-        runs.append((start, i))
-        start = i
     out: torch.Tensor | None = None
     rest: list[int] = []
-    done = 0
     for a, b in runs:
         n = lengths_list[a]
         logits = edited_forward(model, ids[a:b, :n], mask[a:b, :n]) if b - a >= MIN_ROWS and n > 0 else None
@@ -129,7 +130,6 @@ def grouped_edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.
         if out is None:
             out = logits.new_empty((rows, logits.shape[1]))
         out[a:b] = logits
-        done += b - a
     if out is None:
         return None
     if rest:
