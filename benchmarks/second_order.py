@@ -60,6 +60,7 @@ def run_attacks(args: argparse.Namespace) -> None:
     import torch
 
     from textrobust import audit
+    from textrobust.fill_in import DEFAULT_FILL_IN
 
     torch.set_num_threads(args.threads)
     max_k = {"so-beam": 6, "random": 6, "so-enum": 2}
@@ -69,7 +70,7 @@ def run_attacks(args: argparse.Namespace) -> None:
             if method in SO_METHODS:
                 name = "second-order"
                 settings = {"method": method, "n": args.n, "budget": args.budget, "max_k": max_k[method],
-                            "fill_in": args.fill_in or "minilm_mlm"}
+                            "fill_in": args.fill_in or DEFAULT_FILL_IN}
             else:
                 name = "attack"
                 settings = {"recipe": "alzantot" if method == "genetic" else "bae", "n": args.n,
