@@ -68,9 +68,9 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
         self._vectors = vectors
         if cache_size is not None and cache_size < 1:
             raise ConfigError(f"The 'cache_size' parameter must be >= 1 or None. Got {cache_size} instead.")
-        # (reference word, new word) -> (cos, l2): a plain dict, emptied when it would pass
+        # (reference word, new word) -> verdict: a plain dict, emptied when it would pass
         # cache_size (a recency-tracking LRU cost more per lookup than the distances)
-        self._cache: dict[tuple[str, str], tuple[float, float]] = {}
+        self._cache: dict[tuple[str, str], bool] = {}
         self._cache_size = cache_size
 
     def _collaborators(self) -> dict[str, Any]:
@@ -106,7 +106,7 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
         if not pairs:
             return []
         cache = self._cache
-        verdicts = [cache.get(pair) for pair in pairs]
+        verdicts: list[bool | None] = [cache.get(pair) for pair in pairs]
         if None in verdicts:
             missing = list(dict.fromkeys(pair for pair, verdict in zip(pairs, verdicts) if verdict is None))
             fresh = dict(zip(missing, self._judge(missing)))
