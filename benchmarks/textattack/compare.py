@@ -394,6 +394,12 @@ def write_report(
     return args.out
 
 
+def _started_from_files(command_file: Path) -> str:
+    """When the last run started, for a run whose ``command.json`` predates the saved start
+    time: the file's modification time (a run writes it first, before any victim's files)."""
+    return dt.datetime.fromtimestamp(command_file.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -448,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         ):  # the report shows the command that produced the numbers
             saved = common.read_json(command_file)
             command, build_seconds = saved["command"], saved.get("build_seconds")
-            when = saved.get("started", when)
+            when = saved.get("started") or _started_from_files(command_file)
         print("wrote", write_report(args, command, build_seconds, when))
         return 0
     here = common.HERE
@@ -459,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
         build_seconds = time.perf_counter() - start
     env = _env(args.threads)
     common.write_json(
-        command_file, {"command": command, "build_seconds": build_seconds}
+        command_file,
+        {"command": command, "build_seconds": build_seconds, "started": when},
     )
     for label, folder, n in _parse_victims(args.victims, args.n):
         work = args.work / label
