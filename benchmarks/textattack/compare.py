@@ -394,7 +394,7 @@ def write_report(
     return args.out
 
 
-def _started_from_files(command_file: Path) -> str:
+def _started_from_file(command_file: Path) -> str:
     """When the last run started, for a run whose ``command.json`` predates the saved start
     time: the file's modification time (a run writes it first, before any victim's files)."""
     return dt.datetime.fromtimestamp(command_file.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         ):  # the report shows the command that produced the numbers
             saved = common.read_json(command_file)
             command, build_seconds = saved["command"], saved.get("build_seconds")
-            when = saved.get("started") or _started_from_files(command_file)
+            when = saved.get("started") or _started_from_file(command_file)
         print("wrote", write_report(args, command, build_seconds, when))
         return 0
     here = common.HERE
