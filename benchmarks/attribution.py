@@ -6,8 +6,8 @@
     python benchmarks/attribution.py report                                   # markdown table of the results
 
 Each configuration is (victim folder, data set, attribution method). Every example runs
-TEA (the project's default fill-in: ``minilm_tuned`` since issue 13;
-``results/attribution.md`` was measured with ``minilm_mlm``, then the default) and TEF (counter-fitted neighbours) at
+TEA (the project's default fill-in, ``DEFAULT_FILL_IN``, recorded in each JSON's settings;
+``results/attribution.md`` says which fill-in each row used) and TEF (counter-fitted neighbours) at
 each rho_max of ``--rhos``; the per-example records and the summary go to
 ``benchmarks/results/attribution/<config>.json``. ``--no-batch-masking`` runs TEA without
 batch masking (the runtime comparison). Text distances: MiniLM (Eq. 5), Gemma relative
@@ -82,6 +82,7 @@ def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[s
     summary = analysis.summarise(records, [])
     from textrobust.records import encode
 
+    settings = {**settings, "fill_in": analysis.settings.fill_in}  # the fill-in TEA used, default resolved
     out = {"config": config, "victim": folder, "dataset": dataset, "method": method, "settings": settings,
            "examples": len(records), "seconds": seconds, "load": os.getloadavg(), "summary": summary.to_dict(),
            "absent": list(shared["distances"].absent), "records": [encode(r) for r in records]}
@@ -91,19 +92,37 @@ def run(config: str, args: argparse.Namespace, shared: dict[str, Any]) -> dict[s
     return out
 
 
+def _summary(out: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a stored result, recomputed from its records with today's rules (a
+    file written before issue 27 stored negative k_PP values; see robustness.py)."""
+    from textrobust.analyses.attribution.analysis import summarise_records
+    from textrobust.analyses.attribution.records import AttributionRecord
+    from textrobust.analyses.attribution.settings import AttributionSettings
+    from textrobust.records import decode
+
+    fields = AttributionSettings.model_fields
+    settings = AttributionSettings(**{k: tuple(v) if isinstance(v, list) else v
+                                      for k, v in out["settings"].items() if k in fields})
+    records = [decode(AttributionRecord, r) for r in out["records"]]
+    return summarise_records(settings, records, []).to_dict()
+
+
 def report(args: argparse.Namespace) -> None:
-    """A markdown table of every stored result (means at the largest rho_max; AUC over the sweep)."""
+    """A markdown table of every stored result (means at the largest rho_max; AUC over the
+    sweep; summaries recomputed from the records). ``fill-in``: TEA's, as stored (files
+    written before it was stored used ``minilm_mlm``, the default then)."""
     import math
 
     def f(x: Any, digits: int = 2) -> str:
         return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
 
-    print("| config | n | attack | PCC | STS | k_MiniLM | k_PP | GE+ | AUC_k MiniLM | AUC_k PP | "
+    print("| config | fill-in | n | attack | PCC | STS | k_MiniLM | k_PP | no k_PP | GE+ | AUC_k MiniLM | AUC_k PP | "
           "increase MiniLM / PP | s per example | share in attribution | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path in sorted(RESULTS.glob("*.json")):
         out = json.loads(path.read_text(encoding="utf-8"))
-        s = out["summary"]
+        s = _summary(out)
+        fill_in = out["settings"].get("fill_in") or "minilm_mlm"
         top = max(p["rho_max"] for p in s["points"])
         for auc_row in s["aucs"]:
             attack = auc_row["attack"]
@@ -113,9 +132,11 @@ def report(args: argparse.Namespace) -> None:
             share = sum(run["attribution_seconds"] for run in runs) / max(sum(run["seconds"] for run in runs), 1e-9)
             increase = (f"{f(s['relative_increase_semantic'])} / {f(s['relative_increase_perplexity'])}"
                         if attack == "tea" else "")
-            print(f"| {path.stem} | {out['examples']} | {attack.upper()} | {f(p['pcc_mean'])} | "
-                  f"{f(p['similarity_mean'])} | {f(p['k_semantic_mean'])} | {f(p['k_perplexity_mean'])} | "
-                  f"{f(p['grammar_increase_mean'])} | {f(auc_row['auc_k_semantic'], 3)} | "
+            undefined = sum(q["k_perplexity_undefined"] for q in s["points"] if q["attack"] == attack)
+            print(f"| {path.stem} | {fill_in if attack == 'tea' else '-'} | {out['examples']} | {attack.upper()} | "
+                  f"{f(p['pcc_mean'])} | {f(p['similarity_mean'])} | {f(p['k_semantic_mean'])} | "
+                  f"{f(p['k_perplexity_mean'])} | {undefined} | {f(p['grammar_increase_mean'])} | "
+                  f"{f(auc_row['auc_k_semantic'], 3)} | "
                   f"{f(auc_row['auc_k_perplexity'], 3)} | {increase} | {per_example:.1f} | {share:.0%} | "
                   f"{out['load'][0]:.1f} |")
 
@@ -142,8 +163,8 @@ def main() -> None:
     r.add_argument("--rhos", type=float, nargs="+", default=[0.05, 0.1, 0.2, 0.4])
     r.add_argument("--attacks", nargs="+", default=["tea", "tef"])
     r.add_argument("--no-batch-masking", dest="batch_masking", action="store_false")
-    r.add_argument("--fill-in", default=None, help="TEA's fill-in (default: the project's default, minilm_tuned; "
-                   "attribution.md used minilm_mlm)")
+    r.add_argument("--fill-in", default=None, help="TEA's fill-in (default: the project's default, "
+                   "DEFAULT_FILL_IN; attribution.md says which fill-in each row used)")
     r.add_argument("--ig-steps", type=int, default=20)
     r.add_argument("--max-words", type=int, default=60, help="BBC News: first words of each article")
     r.add_argument("--victims", default=str(Path.home() / ".cache" / "textrobust" / "victims"))

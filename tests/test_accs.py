@@ -347,6 +347,10 @@ def test_section_marks_swapped_words_and_keeps_pairs() -> None:
     flipped = [e for e in section["examples"] if e["status"] == "fools the victim"]
     assert flipped and flipped[0]["prediction_before"] == "positive" and flipped[0]["prediction_after"] == "negative"
     assert [t["title"] for t in section["tables"]][:2] == ["ACCS per constraint model", "seconds per sentence"]
+    # issue 27: every figure says what it means, in a whole sentence ("1 = ..., 0 = ...")
+    assert all(h["note"] for h in section["headline"])
+    assert "1 = " in section["headline"][0]["note"] and "0 = both at once" in section["headline"][0]["note"]
+    assert "max 1st" in section["tables"][0]["note"]
     pair = Text.from_pair("A good man.", "He sleeps.")
     assert perturbed_text(pair, "A bad man. He sleeps.").columns == ("A bad man.", "He sleeps.")
     xs, ys = staircase(summary.curves["cost"])

@@ -38,7 +38,8 @@ def test_k_is_never_computed_when_the_prediction_changed() -> None:
     assert lipschitz_k(0.0, 0.0, prediction_kept=True, changed_words=0) == 0.0  # nothing moved
     assert lipschitz_k(0.4, 0.0, prediction_kept=True, changed_words=1) is None  # d_s = 0: undefined
     assert lipschitz_k(0.4, None, prediction_kept=True, changed_words=1) is None  # scorer absent
-    assert lipschitz_k(0.4, -0.5, prediction_kept=True, changed_words=1) == pytest.approx(-0.8)  # PP fell
+    # Eq. 2 divides by a distance: a relative perplexity that fell (Eq. 6 < 0) gives no k, never a negative one
+    assert lipschitz_k(0.4, -0.5, prediction_kept=True, changed_words=1) is None
 
 
 def test_text_distances_follow_eq_5_and_6() -> None:
@@ -120,6 +121,73 @@ def test_records_keep_predictions_and_compute_k(run: tuple[AttributionAnalysis, 
     assert again.runs[0].perturbed == first.runs[0].perturbed and again.original == first.original
 
 
+class FakePerplexity:
+    """A causal LM whose perplexity is known in closed form: 20, minus 5 for each of
+    "movie", "picture", "great" (more fluent), plus 10 for each of "storyline", "cast"."""
+
+    def perplexity(self, texts: list[str]) -> list[float]:
+        def one(text: str) -> float:
+            words = text.lower().split()
+            return 20.0 - 5.0 * sum(words.count(w) for w in ("movie", "picture", "great")) \
+                + 10.0 * sum(words.count(w) for w in ("storyline", "cast"))
+
+        return [one(t) for t in texts]
+
+
+def test_k_pp_follows_eq_2_and_6_and_is_never_negative() -> None:
+    """k_PP = d_attr / ((PP' - PP) / (PP + eps)) where the perplexity rose; where it fell
+    (TEA's fill-in often lowers it) k_PP is undefined, left out of the mean and of AUC_k,
+    and counted; the old code averaged in the negative ratios."""
+    from textrobust.analyses.attribution.text_distances import EPSILON
+    from textrobust.similarity import EncoderCosine
+
+    layer = QueryLayer(planted_victim(SCORES, "movie", flip="awful"))
+    analysis = AttributionAnalysis({"attribution": "occlusion", "rhos": (0.2, 0.4), "n": 2, "grammar": False})
+    analyse = analysis.worker_with(layer, {"tea": StaticCandidates(TABLE), "tef": StaticCandidates(TEF_TABLE)},
+                                   TextDistances(EncoderCosine(Words()), FakePerplexity()),
+                                   stop_words={"a", "the", "with", "and"})
+    examples = [Example("e1", Text.from_string("good film with a plot and a story"), 1),
+                Example("e2", Text.from_string("the acting and the film"), 0)]
+    records = [analyse(e) for e in examples]
+    lm = FakePerplexity()
+    runs = [(r, run) for r in records for run in r.runs if run.changed and run.prediction_kept]
+    fell = [run for _, run in runs if run.relative_perplexity <= 0]
+    rose = [run for _, run in runs if run.relative_perplexity > 0]
+    assert rose and any(run.relative_perplexity < 0 for run in fell)  # the fixture exercises both signs
+    for record, run in runs:
+        before, after = lm.perplexity([str(record.original), str(run.perturbed)])
+        assert run.relative_perplexity == pytest.approx((after - before) / (before + EPSILON))  # Eq. 6
+        if run.relative_perplexity > 0:
+            assert run.k_perplexity == pytest.approx(run.attribution_distance / run.relative_perplexity)  # Eq. 2
+        else:
+            assert run.k_perplexity is None
+    summary = analysis.summarise(records, [])
+    for point in summary.points:
+        kept = [run for r in records for run in r.runs
+                if run.attack == point.attack and run.rho_max == point.rho_max and run.prediction_kept]
+        defined = [run.attribution_distance / run.relative_perplexity for run in kept
+                   if run.changed and run.relative_perplexity > 0] + [0.0 for run in kept if not run.changed]
+        assert point.k_perplexity_n == len(defined)
+        assert point.k_perplexity_undefined == sum(1 for run in kept if run.changed and run.relative_perplexity <= 0)
+        if defined:
+            assert point.k_perplexity_mean == pytest.approx(float(np.mean(defined)))
+            assert point.k_perplexity_mean >= 0.0
+    assert sum(p.k_perplexity_undefined for p in summary.points) == len(fell)
+    for row in summary.aucs:
+        assert math.isnan(row.auc_k_perplexity) or row.auc_k_perplexity >= 0.0
+    # a record stored by the old code (negative k_PP) is summarised by the same rule
+    import dataclasses
+
+    old = [dataclasses.replace(r, runs=tuple(dataclasses.replace(
+        run, k_perplexity=None if run.relative_perplexity is None or not run.changed
+        or abs(run.relative_perplexity) < 1e-12 else run.attribution_distance / run.relative_perplexity)
+        for run in r.runs)) for r in records]
+    assert analysis.summarise(old, []).points == summary.points
+    section = analysis.section(summary, records, [], ["neg", "pos"])
+    assert any(h["label"].startswith("perturbed texts without k_PP") and h["value"] == len(fell)
+               for h in section["headline"])
+
+
 def test_summary_and_section_validate(run: tuple[AttributionAnalysis, list[AttributionRecord]]) -> None:
     from textrobust.report.testing import validate_section
 
@@ -133,6 +201,8 @@ def test_summary_and_section_validate(run: tuple[AttributionAnalysis, list[Attri
     section = analysis.section(summary, records, [], ["neg", "pos"])
     assert any(f["title"].startswith("Attribution map") for f in section["figures"])
     validate_section(analysis, section, units=2)
+    assert all(h["note"] for h in section["headline"])  # issue 27: every figure says what it means
+    assert "PCC: Pearson correlation" in section["tables"][0]["note"]
 
 
 def test_attribution_map_is_an_svg_without_raw_text_markup() -> None:

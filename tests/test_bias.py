@@ -219,6 +219,9 @@ def test_analysis_units_records_and_codec(table_fill_in: None) -> None:
     assert [t["title"] for t in section["tables"]] == ["B_(p,k) on X_filter, f_soft = P(positive)",
                                                         "B_(p,k) on X_test, f_soft = P(positive)"]
     assert section["tables"][1]["rows"][0][3] == "+0.1000" and section["figures"]
+    # issue 27: B comes with its scale, and every figure with its meaning
+    assert all("from -1 to +1" in t["note"] for t in section["tables"])
+    assert all(h["note"] for h in section["headline"])
 
 
 def test_summary_of_no_records_is_nan_not_zero() -> None:
@@ -233,8 +236,8 @@ def test_summary_of_no_records_is_nan_not_zero() -> None:
     section = analysis.section(s, [], [], ("negative", "positive"))
     values = {h["label"]: h["value"] for h in section["headline"]}
     assert values["in X_filter"] is None and values["largest |B| on X_filter at k=3"] is None
-    assert section["figures"] == [] and all(t["rows"] == [] for t in section["tables"])
-    assert section["tables"][0]["title"].endswith("P(positive)") and "raise --n" in section["point"]
+    assert section["figures"] == [] and section["tables"] == []  # nothing measured: no empty tables
+    assert "raise --n" in section["point"]
 
 
 def test_analysis_settings_are_validated() -> None:
@@ -333,3 +336,102 @@ def test_exports_and_light_import() -> None:
             "print(','.join(m for m in ('torch', 'transformers', 'matplotlib', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+# ---- issue 27, item 9: a run without anchors says why; --label is checked against the victim ---------
+NO_ANCHOR_TEXTS = ("a fine film", "he said he liked it", "she liked it", "he and she liked it")
+
+
+def no_anchor_data() -> Dataset:
+    return Dataset("toy", tuple(examples(*NO_ANCHOR_TEXTS)), ("negative", "positive"), "test")
+
+
+def test_scan_counts_every_filter_that_removed_a_protected_word() -> None:
+    from textrobust.bias import scan_anchors
+
+    groups = protected_groups(["gender"])
+    scan = scan_anchors(no_anchor_data(), groups)
+    assert (scan.examples, scan.with_word, scan.with_anchor, scan.anchors) == (4, 3, 0, 0)
+    # "he said he": repeated; "she liked": a pair's second word; "he and she": both words next to their partner
+    assert (scan.repeated, scan.second_word, scan.partner_present, scan.frozen) == (1, 1, 2, 0)
+    assert scan.anchors == len(find_anchors(no_anchor_data(), groups))
+    both = scan_anchors(no_anchor_data(), groups, both_directions=True)
+    assert both.anchors == len(find_anchors(no_anchor_data(), groups, both_directions=True)) == 1  # "she liked it"
+    assert both.reason() is None
+    reason = scan.reason()
+    assert reason is not None and "4 examples scanned" in reason and "3 hold a gender word" in reason
+    assert "--n" in reason and "--both-directions" in reason
+    nothing = scan_anchors(no_anchor_data().take(1), groups)
+    assert "none holds a gender word" in (nothing.reason() or "") and "--n" in (nothing.reason() or "")
+    # the scan counts exactly what find_anchors finds, on the bias test sentences too
+    assert scan_anchors(bias_data(), groups).anchors == len(find_anchors(bias_data(), groups)) == 3
+
+
+def test_cli_without_anchors_says_why_and_how_to_get_some(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's case: ``bias --n 4`` over sentences with no usable protected word. The
+    old run reported 0 anchors, empty tables and no reason."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from textrobust import audit
+    from textrobust.cli.app import app
+
+    real = audit.run
+    monkeypatch.setattr(audit, "run", lambda victim, data, *args, **kw: real(biased_victim({"she": 0.1}),
+                                                                            no_anchor_data(), *args, **kw))
+    out = tmp_path / "bias"
+    result = CliRunner().invoke(app, ["bias", "--n", "4", "--quiet", "--out", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "examples scanned" in said and "4 examples scanned, 3 hold a gender word" in said
+    assert "1 repeated in its sentence" in said and "2 next to its pair's other word" in said
+    assert "--both-directions" in said and "Raise --n" in said
+    assert "B_(p,k) on X_test" not in said  # no empty tables
+    summary = json.loads((out / "summary.json").read_text())["analyses"]["bias"]["summary"]
+    assert summary["units"] == 0
+    assert summary["scan"] == {"examples": 4, "with_word": 3, "with_anchor": 0, "anchors": 0, "repeated": 1,
+                               "second_word": 1, "frozen": 0, "partner_present": 2, "groups": ["gender"],
+                               "both_directions": False}
+    report = json.loads((out / "report.json").read_text())
+    section = next(s for s in report["analyses"] if s["name"] == "bias")
+    assert "4 examples scanned" in section["point"] and "--n" in section["point"]
+    assert "4 examples scanned" in (out / "report.html").read_text()
+    # the report rebuilt from the store says the same (the scan is stored with the run)
+    from textrobust.audit import rebuild_report
+
+    rebuild_report(out)
+    rebuilt = json.loads((out / "report.json").read_text())
+    assert next(s for s in rebuilt["analyses"] if s["name"] == "bias")["point"] == section["point"]
+
+
+def test_cli_rejects_a_label_outside_the_victims_classes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bias --n 2 --label 5`` on a two-class victim printed "f_soft = P(5)" and exited 0."""
+    from typer.testing import CliRunner
+
+    from textrobust import audit
+    from textrobust.cli.app import app
+
+    real = audit.run
+    monkeypatch.setattr(audit, "run", lambda victim, data, *args, **kw: real(biased_victim({"she": 0.1}),
+                                                                            no_anchor_data(), *args, **kw))
+    out = tmp_path / "bias"
+    result = CliRunner().invoke(app, ["bias", "--n", "2", "--label", "5", "--quiet", "--out", str(out)],
+                                terminal_width=200)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "--label" in said and "Got 5" in said and "0 (negative) or 1 (positive)" in said
+    assert "P(5)" not in said and "Traceback" not in said
+    assert not (out / "store.sqlite").exists()  # refused before any work
+    ok = CliRunner().invoke(app, ["bias", "--n", "2", "--label", "1", "--quiet", "--out", str(out)],
+                            terminal_width=200)
+    assert ok.exit_code == 0, ok.output
+
+
+def test_audit_checks_the_label_before_running_anything(tmp_path: Path) -> None:
+    from textrobust import audit
+
+    with pytest.raises(ConfigError, match=r"'label'.*0 \(negative\) or 1 \(positive\)\. Got 2"):
+        audit.run(biased_victim({}), bias_data(), {"bias": {"n": 2, "label": 2}}, tmp_path / "run", progress=False,
+                  report=False)
+    assert not (tmp_path / "run").exists()

@@ -108,10 +108,17 @@ LIGHT: dict[str, Callable[[], CandidateSource]] = {
     "wordnet_synonyms": lambda: CANDIDATE_SOURCES.get("wordnet_synonyms")(small_lexicon(), DictTagger()),
     "wordnet_antonyms": lambda: CANDIDATE_SOURCES.get("wordnet_antonyms")(small_lexicon(), DictTagger()),
     "protected_pairs": lambda: CANDIDATE_SOURCES.get("protected_pairs")(),
+    "validated": lambda: _validated_light(),
     "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(
         k=3, fill_in=FunctionFillIn(lambda text, position: [("great", 2.0), ("fine", 1.5), ("good", 1.0)])
     ),
 }
+
+
+def _validated_light() -> CandidateSource:
+    from tests.test_validity import light_source
+
+    return light_source(min_zipf=0.0)
 
 
 def words_at(source: CandidateSource, text: str | Text, position: int) -> list[str]:
@@ -122,7 +129,7 @@ def words_at(source: CandidateSource, text: str | Text, position: int) -> list[s
 # ---- the contract over the registry -----------------------------------------------------------
 def test_registry_lists_the_four_sources_and_every_one_has_a_light_builder() -> None:
     assert CANDIDATE_SOURCES.names() == [
-        "embedding", "fill_in", "protected_pairs", "wordnet_antonyms", "wordnet_synonyms"
+        "embedding", "fill_in", "protected_pairs", "validated", "wordnet_antonyms", "wordnet_synonyms"
     ]
     assert set(LIGHT) == set(CANDIDATE_SOURCES.names())
     assert all(entry.summary for entry in CANDIDATE_SOURCES.entries())
@@ -454,7 +461,8 @@ def test_every_registered_source_meets_the_contract_on_real_assets(glove: WordVe
         "wordnet_antonyms": lambda: CANDIDATE_SOURCES.get("wordnet_antonyms")(),
         "protected_pairs": lambda: CANDIDATE_SOURCES.get("protected_pairs")(),
         # the project's shipped MiniLM + trained-head fill-in (the fast route)
-        "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(k=20, fill_in="minilm_mlm"),
+        "validated": lambda: _validated_light(),
+    "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(k=20, fill_in="minilm_mlm"),
     }
     assert set(real) == set(CANDIDATE_SOURCES.names())
     for name, build in real.items():

@@ -57,7 +57,7 @@ def test_export_writes_jsonl_and_csv(tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(tmp_path)])
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
-    assert [json.loads(line)["example_id"] for line in lines] == ["a", "b"]
+    assert [json.loads(line)["id"] for line in lines] == ["a", "b"]
     result = runner.invoke(app, ["export", str(tmp_path), "--format", "csv"])
     assert result.exit_code == 0 and "succeeded" in (tmp_path / "results.csv").read_text()
     missing = runner.invoke(app, ["export", str(tmp_path / "nothing")])

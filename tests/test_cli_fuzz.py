@@ -1,4 +1,6 @@
-"""CLI fuzz: every registered command, every option, a table of bad values per option type.
+"""CLI fuzz: every registered command, every option, a table of bad values per option type;
+and ``audit --config`` with a key of the wrong type for every key of the file, and other
+bad files (issue 27, item 11).
 
 Each bad value must end in exit code 2 with one clear error line naming the option (or
 click's usage error), no traceback, and nothing written to ``--out``. To bound the cost
@@ -9,6 +11,7 @@ has ``--n`` and ``--quiet`` where it has it.
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ import typer
 from typer.testing import CliRunner
 
 from textrobust.cli.app import app
+from textrobust.errors import ConfigError
 
 runner = CliRunner()
 COMMAND = typer.main.get_command(app)
@@ -132,3 +136,88 @@ def test_a_missing_data_file_exits_2(tmp_path: Path, name: str) -> None:
     result = runner.invoke(app, _base(name, cmd, tmp_path / "out", "") + ["--data", str(tmp_path / "none.csv")],
                            terminal_width=100)
     assert result.exit_code == 2 and "none.csv" in result.output and "Traceback" not in result.output, result.output
+
+
+# ---- audit --config: a TOML file with bad values -----------------------------------------------
+def _toml_keys() -> list[tuple[str, str, str]]:
+    """``(section, key, TOML value of the wrong type)`` for every key of [victim], [data], [run]."""
+    from textrobust.cli.audit import _SECTIONS, _check_type
+
+    cases = []
+    for section, keys in _SECTIONS.items():
+        for key in sorted(keys or ()):
+            for value in ('"x"', "5", "true"):  # the first of these that is refused
+                try:
+                    _check_type(Path("f.toml"), section, key, tomllib.loads(f"v = {value}")["v"])
+                except ConfigError:
+                    cases.append((section, key, value))
+                    break
+    return cases
+
+
+@pytest.mark.parametrize("section, key, value", _toml_keys())
+def test_a_toml_key_of_the_wrong_type_exits_2_naming_the_key_and_file(tmp_path: Path, section: str, key: str,
+                                                                      value: str) -> None:
+    config = tmp_path / "audit.toml"
+    config.write_text(f"[{section}]\n{key} = {value}\n")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["audit", "--config", str(config), "--analyses", "evaluate", "--n", "1", "--quiet",
+                                 "--out", str(out)], terminal_width=400)
+    message = " ".join(result.output.split())
+    assert result.exit_code == 2, f"[{section}] {key} = {value}: exit {result.exit_code}\n{result.output[-2000:]}"
+    assert "Traceback" not in result.output
+    assert f"'{key}'" in message and f"[{section}]" in message and str(config) in message, message
+    assert not out.exists() or not any(out.iterdir())
+
+
+BAD_CONFIGS = {
+    "run seed a string": ('[run]\nseed = "x"\n', ["'seed'", "[run]"]),
+    "attack n a string": ('[analyses.attack]\nn = "five"\n', ["'n'", "[analyses.attack]"]),
+    "attack budget out of range": ("[analyses.attack]\nbudget = 0\n", ["'budget'", "[analyses.attack]"]),
+    "attack unknown key": ("[analyses.attack]\nbudjet = 10\n", ["'budjet'", "[analyses.attack]", "budget"]),
+    "analysis not a table": ("[analyses]\nattack = 5\n", ["[analyses.attack]", "table"]),
+    "unknown analysis": ("[analyses.atack]\n", ["atack"]),
+    "unknown section": ("[runs]\nseed = 1\n", ["[runs]"]),
+    "unknown key": ("[run]\nsed = 1\n", ["sed"]),
+    "label_map values": ("[data]\nlabel_map = { fresh = 1 }\n", ["'label_map'", "[data]"]),
+    "label_names items": ("[data]\nlabel_names = [1, 2]\n", ["'label_names'", "[data]"]),
+    "not TOML": ("[run\nseed = 1\n", ["not valid TOML"]),
+}
+
+
+@pytest.mark.parametrize("with_n", [False, True], ids=["", "with --n 2"])
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_a_bad_config_file_exits_2_with_one_clear_error(tmp_path: Path, case: str, with_n: bool) -> None:
+    text, expected = BAD_CONFIGS[case]
+    config = tmp_path / "audit.toml"
+    config.write_text(text)
+    out = tmp_path / "out"
+    argv = ["audit", "--config", str(config), "--quiet", "--out", str(out)] + (["--n", "2"] if with_n else [])
+    result = runner.invoke(app, argv, terminal_width=400)
+    message = " ".join(result.output.split())
+    assert result.exit_code == 2, f"{case}: exit {result.exit_code}\n{result.output[-2000:]}"
+    assert "Traceback" not in result.output and str(config) in message, message
+    assert all(part in message for part in expected), f"{case}: {message}"
+    assert "AttackSettings" not in message  # the file's keys, not Python class names
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_folder_or_unreadable_file_as_config_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["audit", "--config", str(tmp_path), "--quiet", "--out", str(out)],
+                           terminal_width=400)
+    message = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "'--config'" in message and "folder" in message and str(tmp_path) in message
+    config = tmp_path / "audit.toml"
+    config.write_text("[run]\nseed = 1\n")
+
+    def unreadable(self: Path, *args: Any, **kwargs: Any) -> str:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_text", unreadable)  # root reads any file: simulate a locked one
+    result = runner.invoke(app, ["audit", "--config", str(config), "--quiet", "--out", str(out)], terminal_width=400)
+    message = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "'--config'" in message and "cannot be read: Permission denied" in message and str(config) in message
+    assert not out.exists()

@@ -6,7 +6,10 @@ real command line (in-process), with sizes made small: ``--n`` at most 2, one tr
 epoch, 100 PR samples. A line ending in ``# not in CI`` is skipped (and must say why).
 Each command must exit 0, and an analysis command must leave the files it promises in
 its ``--out`` folder: ``store.sqlite``, ``summary.json``, ``report.json``, ``report.html``.
-Also: ``--help`` of every registered command exits 0.
+Also: ``--help`` of every registered command exits 0, and the tour shows no warning of a
+dependency (issue 27): warnings are recorded under Python's default filters, as a user
+sees them, and the commands' stderr and the process's file descriptor 2 (where libraries'
+log handlers and worker processes write) are searched for "warning" and deprecations.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -88,23 +92,45 @@ def test_every_registered_command_has_help() -> None:
         assert "Usage" in result.output
 
 
+#: Lines of stderr that are a dependency's warning (a user cannot act on them)
+NOISE = re.compile(r"warning|deprecat|token authentication", re.IGNORECASE)
+
+
+def _users_warning_filters() -> None:
+    """Python's default warning filters, as a user running ``textrobust`` has them."""
+    warnings.resetwarnings()
+    warnings.simplefilter("default")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.simplefilter("ignore", category)
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+
+
 @pytest.mark.heavy
-def test_every_tour_command_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_tour_command_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capfd: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TEXTROBUST_NO_PROGRESS", "1")
+    monkeypatch.setenv("TEXTROBUST_THREADS", "1")  # `train` would warn of a busy machine: not a dependency's
     runner = CliRunner()
     ran = 0
-    for line, skipped in tour_commands():
-        if skipped:
-            continue
-        argv = _small(shlex.split(line.split("  #", 1)[0])[1:])
-        result = runner.invoke(app, argv, terminal_width=80)
-        assert result.exit_code == 0, f"`{line}` (run as {argv}) exited {result.exit_code}:\n{result.output}"
-        assert "Traceback" not in result.output, line
-        out = _out_folder(argv)
-        if out is not None:
-            for name in ("store.sqlite", "summary.json", "report.json", "report.html"):
-                assert (out / name).is_file(), f"`{line}` did not write {out / name}"
-        ran += 1
+    noise: list[str] = []
+    with warnings.catch_warnings(record=True) as shown:
+        _users_warning_filters()
+        for line, skipped in tour_commands():
+            if skipped:
+                continue
+            argv = _small(shlex.split(line.split("  #", 1)[0])[1:])
+            result = runner.invoke(app, argv, terminal_width=80)
+            assert result.exit_code == 0, f"`{line}` (run as {argv}) exited {result.exit_code}:\n{result.output}"
+            assert "Traceback" not in result.output, line
+            noise += [f"`{line}`: {text}" for text in result.stderr.splitlines() if NOISE.search(text)]
+            out = _out_folder(argv)
+            if out is not None:
+                for name in ("store.sqlite", "summary.json", "report.json", "report.html"):
+                    assert (out / name).is_file(), f"`{line}` did not write {out / name}"
+            ran += 1
     assert ran >= 10
+    noise += [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in shown]
+    noise += [f"fd 2: {text}" for text in capfd.readouterr().err.splitlines() if NOISE.search(text)]
+    assert not noise, "dependency warnings reached the user:\n" + "\n".join(noise)

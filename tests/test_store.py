@@ -117,28 +117,24 @@ def test_export_jsonl_and_csv_contents(tmp_path: Path) -> None:
         assert run.export_jsonl(tmp_path / "out" / "r.jsonl") == 2
         assert run.export_csv(tmp_path / "r.csv") == 2
 
+    # one flat row per result (issue 27): id and status first, nested mappings opened into
+    # dotted columns, the store's queries and seconds last; no column twice
     lines = [json.loads(x) for x in (tmp_path / "out" / "r.jsonl").read_text().splitlines()]
-    assert [x["example_id"] for x in lines] == ["e1", "e2"]
-    assert lines[0]["result"] == {
-        "success": True,
-        "changes": {"2": ["good", "fine"]},
-        "position": 9,
-    }
-    assert (lines[0]["run_id"], lines[0]["queries"], lines[0]["seconds"]) == ("r1", 40, 1.5)
-    assert lines[1]["result"] == {"success": False, "words": None}
+    assert lines == [
+        {"id": "e1", "status": "ok", "success": True, "changes.2": ["good", "fine"], "position": 9,
+         "queries": 40, "seconds": 1.5},
+        {"id": "e2", "status": "ok", "success": False, "words": None, "queries": 3, "seconds": 0.25},
+    ]
 
     with open(tmp_path / "r.csv", newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
         header = reader.fieldnames
-    assert header == [
-        "example_id", "position", "failed", "seconds", "queries", "created_at",
-        "success", "changes", "result.position", "words",
-    ]
-    assert rows[0]["example_id"] == "e1" and rows[0]["position"] == "0"
-    assert json.loads(rows[0]["changes"]) == {"2": ["good", "fine"]}
-    assert rows[0]["result.position"] == "9" and rows[0]["queries"] == "40"
-    assert rows[1]["words"] == "" and rows[1]["changes"] == "" and rows[1]["success"] == "False"
+    assert header == ["id", "status", "success", "changes.2", "position", "queries", "seconds", "words"]
+    assert rows[0]["id"] == "e1" and rows[0]["position"] == "9"
+    assert json.loads(rows[0]["changes.2"]) == ["good", "fine"]
+    assert rows[0]["queries"] == "40"
+    assert rows[1]["words"] == "" and rows[1]["changes.2"] == "" and rows[1]["success"] == "False"
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporary files
 
 

@@ -11,19 +11,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from textrobust.errors import ConfigError
+from textrobust.errors import SettingsError
 
 __all__ = ["Config"]
 
 
-def _describe(error: dict[str, Any], owner: str) -> str:
+def _describe(error: dict[str, Any]) -> tuple[str, str, str | None]:
+    """``(name, problem, got)`` of one pydantic error, the problem worded to follow the
+    name: "must be greater than or equal to 1", "is not known"."""
     loc = ".".join(str(p) for p in error.get("loc", ())) or "<config>"
     kind = error.get("type", "")
     if kind == "extra_forbidden":
-        return f"The '{loc}' parameter is not known to {owner}."
-    got = error.get("input")
+        return loc, "is not known", None
     message = str(error.get("msg", "is invalid")).removeprefix("Value error, ")
-    return f"The '{loc}' parameter of {owner} {message}. Got {got!r} instead."
+    if message.startswith("Input should be "):  # pydantic's wording
+        message = "must be " + message.removeprefix("Input should be ")
+    elif message == "Field required":
+        message = "is required"
+    return loc, message.rstrip("."), repr(error.get("input"))
 
 
 class Config(BaseModel):
@@ -35,12 +40,8 @@ class Config(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            owner = type(self).__name__
-            lines = [_describe(e, owner) for e in exc.errors()]
-            accepted = ", ".join(sorted(type(self).model_fields))
-            raise ConfigError(
-                "\n".join(lines) + f"\nAccepted parameters of {owner}: {accepted}."
-            ) from None
+            raise SettingsError(type(self).__name__, [_describe(e) for e in exc.errors()],
+                                sorted(type(self).model_fields)) from None
 
     def replace(self, **changes: Any) -> "Config":
         """A copy with some fields changed, validated again."""

@@ -7,7 +7,7 @@ received and what would be accepted, or what to install.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -17,6 +17,34 @@ class TextRobustError(Exception):
 
 class ConfigError(TextRobustError, ValueError):
     """A configuration value is invalid or unknown."""
+
+
+class SettingsError(ConfigError):
+    """Settings of a :class:`~textrobust.config.Config` failed validation.
+
+    ``problems`` holds ``(name, problem, got)`` per failing field: ``problem`` reads after
+    the field's name ("must be an int >= 1", "is not known"), ``got`` is the ``repr`` of
+    the value received (None for an unknown name). ``accepted`` are the field names.
+    :meth:`render` words the same facts for another audience: the command line names
+    ``--options``, a TOML file its keys.
+    """
+
+    def __init__(self, owner: str, problems: Sequence[tuple[str, str, str | None]], accepted: Sequence[str]) -> None:
+        self.owner = owner
+        self.problems = tuple(problems)
+        self.accepted = tuple(accepted)
+        super().__init__(self.render(lambda name: f"The '{name}' parameter of {owner}",
+                                     f"Accepted parameters of {owner}: {', '.join(self.accepted)}."))
+
+    def __reduce__(self) -> tuple[type[SettingsError], tuple[str, tuple[tuple[str, str, str | None], ...],
+                                                               tuple[str, ...]]]:
+        return type(self), (self.owner, self.problems, self.accepted)  # picklable for worker processes
+
+    def render(self, subject: Callable[[str], str], accepted: str | None = None) -> str:
+        """One line per problem, ``subject(name)`` naming the field, then ``accepted``."""
+        lines = [f"{subject(name)} {problem}." + ("" if got is None else f" Got {got} instead.")
+                 for name, problem, got in self.problems]
+        return "\n".join(lines + ([accepted] if accepted else []))
 
 
 class AssetMissingError(TextRobustError, FileNotFoundError):

@@ -9,6 +9,8 @@ hints, so no analysis writes a payload dict by hand and no reader guesses keys:
 - enums -> their value; tuples and lists -> lists; dicts -> objects with string keys;
 - ``float('nan')``/``inf`` -> ``None`` (JSON has no NaN), read back as NaN for float fields.
 
+:func:`flat_fields` opens such data into one flat row (for CSV and JSON Lines exports).
+
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
 ... class Point:
@@ -39,7 +41,7 @@ from typing import Any, TypeVar, Union
 from textrobust.errors import StoreError
 from textrobust.text import Text
 
-__all__ = ["decode", "encode", "text_from_data", "text_to_data"]
+__all__ = ["PAIR_SEPARATOR", "decode", "encode", "flat_fields", "text_from_data", "text_to_data"]
 
 T = TypeVar("T")
 
@@ -144,3 +146,79 @@ def decode(kind: Any, data: Any) -> Any:
     if kind in (tuple, list):
         return kind(data)
     raise StoreError(f"Cannot decode a record field of type {kind!r}.")
+
+
+#: How :func:`flat_fields` writes a premise/hypothesis pair as one cell.
+PAIR_SEPARATOR = " ||| "
+
+
+def _is_text_data(value: Any) -> bool:
+    return (isinstance(value, Mapping) and set(value) == {"columns", "frozen"} and isinstance(value["columns"], list)
+            and all(isinstance(c, str) for c in value["columns"]))
+
+
+_Leaf = tuple[tuple[str, ...], str, Any]  # (path, name, JSON-ready value)
+
+
+def _leaves(value: Any, path: tuple[str, ...], prefix: str) -> list[_Leaf]:
+    """The scalar and list leaves of a record (or of JSON data), each with its path and
+    its name: a dataclass's fields by their own names (``prefix`` ahead when the dataclass
+    sits in a mapping), a mapping's keys behind the mapping's name."""
+    record = dataclasses.is_dataclass(value) and not isinstance(value, type)
+    items = ([(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)] if record
+             else [(str(k.value if isinstance(k, enum.Enum) else k), v) for k, v in value.items()])
+    out: list[_Leaf] = []
+    for key, item in items:
+        where = (*path, key)
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(item, Text):
+            out.append((where, name, PAIR_SEPARATOR.join(item.columns)))
+        elif _is_text_data(item):
+            out.append((where, name, PAIR_SEPARATOR.join(item["columns"])))
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            out.extend(_leaves(item, where, "" if record else name))  # a wrapped record: opened
+        elif isinstance(item, Mapping):
+            out.extend(_leaves(item, where, name))  # an empty mapping (no extras) adds no column
+        else:
+            out.append((where, name, encode(item)))
+    return out
+
+
+def flat_fields(value: Any) -> dict[str, Any]:
+    """A record (a dataclass, or JSON data read back from a store) as one flat row.
+
+    A record nested in a record is opened: its fields keep their own names. A field whose
+    name a shallower field already has is dropped when it holds the same value (a record
+    and the result it wraps both carry ``example_id`` and ``status``) and named by its
+    dotted path otherwise. A mapping's entries are named ``<mapping>.<key>``. A text is
+    its words (the sides of a pair joined by :data:`PAIR_SEPARATOR`); lists stay lists.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Inner:
+    ...     example_id: str
+    ...     label: int
+    ...     original: Text
+    ...     status: str
+    ...     extras: dict
+    >>> @dataclass(frozen=True)
+    ... class Outer:
+    ...     example_id: str
+    ...     status: str
+    ...     result: Inner
+    >>> flat_fields(Outer("a", "ok", Inner("a", 1, Text.from_string("a fine film"), "failed", {"ppl": 3.0})))
+    {'example_id': 'a', 'status': 'ok', 'label': 1, 'original': 'a fine film', 'result.status': 'failed',
+     'extras.ppl': 3.0}
+    """
+    leaves = _leaves(value, (), "")
+    canonical: dict[str, tuple[tuple[str, ...], Any]] = {}
+    for path, name, item in sorted(leaves, key=lambda leaf: len(leaf[0])):  # stable: shallowest first
+        canonical.setdefault(name, (path, item))
+    row: dict[str, Any] = {}
+    for path, name, item in leaves:
+        first_path, first_value = canonical[name]
+        if path == first_path:
+            row[name] = item
+        elif item != first_value:
+            row[".".join(path)] = item
+    return row

@@ -33,7 +33,7 @@ import math
 import os
 import sqlite3
 import uuid
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from datetime import time as dtime
@@ -41,17 +41,20 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from textrobust.errors import StoreError
+from textrobust.records import flat_fields
 from textrobust.text import Text
 from textrobust.versions import package_versions
 
 __all__ = [
     "DEFAULT_RESUMABLE_KEYS",
+    "EXPORT_FORMATS",
     "SCHEMA_VERSION",
     "ResultRow",
     "Run",
     "RunStatus",
     "RunStore",
     "config_differences",
+    "flat_row",
     "to_jsonable",
 ]
 
@@ -832,56 +835,92 @@ class Run:
         self.resumed = True
 
     # ---- export ------------------------------------------------------------------------
-    def export_jsonl(self, path: str | os.PathLike[str]) -> int:
-        """Write one JSON object per result, in position order; returns the row count.
+    def flat_rows(
+        self, rows: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """One flat row per stored result, in position order (see :func:`flat_row`).
 
-        Each line: ``{"run_id", "example_id", "position", "failed", "seconds",
-        "queries", "created_at", "result": <payload>}``. Written atomically.
+        ``rows`` turns a result's payload into what to write (records or mappings, one row
+        each; default: the payload itself); an analysis whose record holds several
+        examples (a batch) gives one row per example.
         """
-        count = 0
-        with _atomic_text(Path(path)) as out:
-            for row in self.iter_results():
-                line = {
-                    "run_id": self._run_id,
-                    "example_id": row.example_id,
-                    "position": row.position,
-                    "failed": row.failed,
-                    "seconds": row.seconds,
-                    "queries": row.queries,
-                    "created_at": row.created_at,
-                    "result": row.payload,
-                }
-                out.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
-                count += 1
-        return count
+        for row in self.iter_results():
+            yield from flat_row(row, rows)
+
+    def export(
+        self,
+        path: str | os.PathLike[str],
+        format: str = "jsonl",
+        *,
+        rows: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None,
+    ) -> int:
+        """Write the flat rows (:meth:`flat_rows`) to ``path`` as ``jsonl`` (one JSON
+        object per line), ``json`` (one array) or ``csv`` (columns in first-seen order,
+        lists of numbers or words space-separated, ``None`` empty); atomically. Returns the
+        number of rows written."""
+        if format not in EXPORT_FORMATS:
+            raise StoreError(f"The export format must be one of {', '.join(EXPORT_FORMATS)}. Got {format!r} instead.")
+        table = list(self.flat_rows(rows))
+        if format == "csv":
+            columns: dict[str, None] = {}
+            for item in table:
+                columns.update(dict.fromkeys(item))
+            with _atomic_text(Path(path), newline="") as out:
+                writer = csv.writer(out)
+                writer.writerow(list(columns))
+                for item in table:
+                    writer.writerow([_csv_cell(item.get(c)) for c in columns])
+        elif format == "json":
+            with _atomic_text(Path(path)) as out:
+                out.write(json.dumps(table, ensure_ascii=False, allow_nan=False, indent=1) + "\n")
+        else:
+            with _atomic_text(Path(path)) as out:
+                for item in table:
+                    out.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
+        return len(table)
+
+    def export_jsonl(self, path: str | os.PathLike[str]) -> int:
+        """:meth:`export` as JSON Lines: one flat JSON object per result."""
+        return self.export(path, "jsonl")
 
     def export_csv(self, path: str | os.PathLike[str]) -> int:
-        """Write one CSV row per result, in position order; returns the row count.
+        """:meth:`export` as CSV: one flat row per result."""
+        return self.export(path, "csv")
 
-        Columns: ``example_id, position, failed, seconds, queries, created_at``, then each
-        top-level payload key (in first-seen order; one that collides with a fixed column
-        is prefixed ``result.``). Nested values are JSON strings; ``None`` is empty.
-        """
-        fixed = ["example_id", "position", "failed", "seconds", "queries", "created_at"]
-        rows = self.results()
-        payload_keys: dict[str, None] = {}
-        for row in rows:
-            payload_keys.update(dict.fromkeys(row.payload))
-        column = {k: (f"result.{k}" if k in fixed else k) for k in payload_keys}
-        with _atomic_text(Path(path), newline="") as out:
-            writer = csv.writer(out)
-            writer.writerow(fixed + list(column.values()))
-            for row in rows:
-                head = [row.example_id, row.position, row.failed, row.seconds, row.queries,
-                        row.created_at]
-                tail = [row.payload.get(k) for k in payload_keys]
-                writer.writerow([_csv_cell(v) for v in head + tail])
-        return len(rows)
+
+#: The formats :meth:`Run.export` writes.
+EXPORT_FORMATS = ("jsonl", "json", "csv")
+
+
+def flat_row(
+    row: ResultRow, rows: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+) -> list[dict[str, Any]]:
+    """A stored result as flat export rows, named as in the report: ``id``, ``status``
+    (``error`` for a unit whose work raised, read from the store's own flag, with ``error``
+    and ``message``), then the record's fields (:func:`textrobust.records.flat_fields`),
+    then ``queries`` and ``seconds``. No column is repeated and no value is a nested
+    object."""
+    if row.failed:
+        return [{"id": row.example_id, "status": "error", "error": row.payload.get("error"),
+                 "message": row.payload.get("message"), "queries": row.queries, "seconds": row.seconds}]
+    items = list(rows(row.payload)) if rows is not None else [row.payload]
+    out = []
+    for item in items:
+        fields = flat_fields(item)
+        flat: dict[str, Any] = {"id": fields.pop("example_id", row.example_id), "status": fields.pop("status", "ok")}
+        flat.update(fields)
+        if len(items) == 1:  # a batch's queries and time belong to no one example
+            flat.setdefault("queries", row.queries)
+            flat.setdefault("seconds", row.seconds)
+        out.append(flat)
+    return out
 
 
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
+    if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return " ".join(str(v) for v in value)  # probabilities, changed positions
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return value

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import Field
 
@@ -70,6 +70,38 @@ class AttackSettings(Settings):
     n: int | None = Field(default=50, ge=0)
     budget: int | None = Field(default=None, ge=1)
     quality: bool = True
+    candidates: CandidateChoice = Field(
+        default="validated",
+        description="where substitutes come from: validated (synonyms checked in context; precision measured "
+                    "on the labelled substitution set) or paper (the recipe's own source, as published)")
+
+
+#: The candidate sources an attack may use: the validated synonyms, or the recipe's own.
+CandidateChoice = Literal["validated", "paper"]
+
+
+def recipe_spec(name: str, seed: int, candidates: str) -> Any:
+    """The recipe ``name`` with its seed, drawing from the validated synonyms unless
+    ``candidates`` is "paper"."""
+    spec = _recipe(name, seed)
+    return spec if candidates == "paper" else spec.with_source("validated")
+
+
+def substitution_evidence(source: Any, result: AttackResult) -> list[dict[str, Any]]:
+    """Per word a successful attack changed, the validated source's evidence for that
+    substitution in the original sentence (routes, cosine, in-context scores, verdict)."""
+    if result.status is not Status.SUCCEEDED or result.perturbed is None or not hasattr(source, "evidence"):
+        return []
+    out = []
+    for position in result.original.diff(result.perturbed):
+        found = source.evidence(result.original, position, result.perturbed.words[position])
+        if found:
+            e = found[0]
+            out.append({"position": position, "word": e.word, "substitute": e.substitute,
+                        "routes": list(e.routes), "cosine": e.cosine, "masked_lm": e.context,
+                        "causal_lm": e.lm_delta, "sense_rank": e.sense_rank,
+                        "kept": e.kept, "reason": e.reason})
+    return out
 
 
 @dataclass(frozen=True)
@@ -128,18 +160,23 @@ class AttackAnalysis(Analysis):
             raise ConfigError(f"Unknown recipe '{self.settings.recipe}'. Known: {', '.join(RECIPES.names())}.")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "recipe": _recipe(self.settings.recipe, 0).describe()}
+        spec = recipe_spec(self.settings.recipe, 0, self.settings.candidates)
+        return {**super().describe(), "recipe": spec.describe()}
 
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
         from textrobust.attack.recipes import build_attack
 
-        attack = build_attack(_recipe(self.settings.recipe, context.seed), context.layer, budget=self.settings.budget)
+        spec = recipe_spec(self.settings.recipe, context.seed, self.settings.candidates)
+        attack = build_attack(spec, context.layer, budget=self.settings.budget)
         quality = QualityScorer.default() if self.settings.quality else None
 
         def analyse(example: Example) -> AttackRecord:
             result = attack.attack(example)
             if quality is not None:
                 result = quality(result)
+            evidence = substitution_evidence(attack.source, result)
+            if evidence:
+                result = replace(result, extras={**result.extras, "evidence": evidence})
             return AttackRecord(example.id, result.status.value, result.queries, result.seconds, result,
                                 result.budget_exhausted)
 
@@ -152,22 +189,44 @@ class AttackAnalysis(Analysis):
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
         return attack_section(cast(AttackSummary, summary), [cast(AttackRecord, r).result for r in records],
-                              label_names, self.settings.recipe)
+                              label_names, self.settings.recipe, self.settings.candidates)
+
+
+def candidates_note(candidates: str, recipe: str) -> str:
+    """One sentence on where the attack's substitutes came from and how often such a
+    substitute keeps the meaning (measured on the labelled substitution set)."""
+    from textrobust.attack.candidates.validated import MEASURED
+
+    if candidates == "paper":
+        return (f"Candidates: {recipe}'s own source, as published (--candidates paper). On the labelled "
+                f"substitution set such substitutes keep the meaning only {MEASURED['paper_precision']['embedding']:.0%} "
+                f"(counter-fitted neighbours) to {MEASURED['paper_precision']['cleaned']:.0%} (cleaned WordNet) of the "
+                "time, so many 'successes' change the meaning rather than fool the model.")
+    return (f"Candidates: the validated synonyms (--candidates validated): {MEASURED['precision']:.1%} of the "
+            f"substitutions they propose keep the meaning on the labelled test set ({MEASURED['accepted']} judged; "
+            "benchmarks/results/validity.md). Each substitution below shows its evidence.")
 
 
 def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_names: Sequence[str],
-                   recipe: str) -> dict[str, Any]:
+                   recipe: str, candidates: str = "paper") -> dict[str, Any]:
     """The report section of a first-order attack."""
     from textrobust.analyses.sections import example_row, headline, outcome_figures, table
 
-    exhausted = (f"an upper bound: {s.budget_exhausted} example(s) ran out of query budget and count as "
-                 "robust") if s.budget_exhausted else None
-    heads = [headline("clean accuracy", s.original_accuracy, "%"),
-             headline("accuracy under attack", s.accuracy_under_attack, "%", exhausted),
-             headline("attack success rate", s.success_rate, "%", "succeeded / attacked"),
-             headline("words perturbed", s.words_perturbed, "%", "mean share over successes"),
-             headline("queries per example", s.queries_per_example, "float"),
-             headline("similarity (MiniLM cosine)", s.similarity, "float")]
+    exhausted = (f"; an upper bound: {s.budget_exhausted} example(s) ran out of query budget and count as "
+                 "robust") if s.budget_exhausted else ""
+    heads = [headline("clean accuracy", s.original_accuracy, "%",
+                      "share of the attacked examples classified right before the attack"),
+             headline("accuracy under attack", s.accuracy_under_attack, "%",
+                      "share still classified right after the attack" + exhausted),
+             headline("attack success rate", s.success_rate, "%",
+                      "share of the correctly classified examples the attack flipped (succeeded / attacked)"),
+             headline("words perturbed", s.words_perturbed, "%",
+                      "share of the words the attack changed, mean over its successes"),
+             headline("queries per example", s.queries_per_example, "float",
+                      "victim queries the attack spent per example: its cost"),
+             headline("similarity (MiniLM cosine)", s.similarity, "float",
+                      "sentence-encoder cosine of original and perturbed text, 1 = same meaning; mean over "
+                      "successes")]
     # A budget-exhausted example is also FAILED (no flip found); its own row keeps the
     # outcome rows disjoint, so they add up to the units.
     ended = sum(1 for r in results if r.status is Status.FAILED and not r.budget_exhausted)
@@ -186,8 +245,27 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
                             else f"similarity {r.extras['similarity']:.2f}")
                 for r in results if r.status is Status.SUCCEEDED][:12]
     risk = s.success_rate if not math.isnan(s.success_rate) else None
+    if candidates == "validated":
+        source, caveat = "validated synonyms", (
+            ". The validated synonyms are few (about 0.3 per word) and about half keep the meaning on the "
+            "labelled set: a low rate bounds what this search finds with them, not every attack.")
+    else:
+        source, caveat = "the paper's candidates", (
+            "; most of the paper's substitutes change the meaning, so this overstates brittleness.")
     point = None if risk is None else (
-        f"{recipe}: {s.succeeded} of {s.succeeded + s.failed} attacked examples were flipped "
-        f"(accuracy {s.original_accuracy:.1%} -> {s.accuracy_under_attack:.1%} under attack).")
-    return {"headline": heads, "tables": [table("outcomes and cost", ["metric", "value"], rows)],
+        f"{recipe} ({source}): {s.succeeded} of {s.succeeded + s.failed} attacked examples were flipped "
+        f"(accuracy {s.original_accuracy:.1%} -> {s.accuracy_under_attack:.1%} under attack){caveat}")
+    evidence_rows = [[r.example_id, e["word"], e["substitute"], "+".join(e["routes"]) or "-", e["cosine"],
+                      e["causal_lm"], e["sense_rank"], "kept" if e["kept"] else e["reason"]]
+                     for r in results for e in r.extras.get("evidence", [])][:40]
+    tables = [table("outcomes and cost", ["metric", "value"], rows, note=candidates_note(candidates, recipe))]
+    if evidence_rows:
+        tables.append(table(
+            "substitutions and their evidence", ["example", "word", "substitute", "proposed by", "cosine",
+                                                 "causal LM change", "WordNet sense", "verdict"], evidence_rows,
+            note="proposed by: WordNet and/or the counter-fitted vectors; cosine: counter-fitted cosine of the two "
+                 "words; causal LM change: log-probability change of the sentence under Gemma (nats, 0 = as "
+                 "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); verdict: "
+                 "the validated source's checks on this word in the original sentence."))
+    return {"headline": heads, "tables": tables,
             "figures": figures, "examples": examples, "risk": risk, "point": point}

@@ -25,8 +25,9 @@ of the sampled k is the run's ``--seed``. See :mod:`textrobust.bias.counterfactu
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -34,7 +35,7 @@ from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.analyses.second_order import check_fill_in
-from textrobust.bias.counterfactual import Anchor, AnchorMeasure
+from textrobust.bias.counterfactual import Anchor, AnchorMeasure, AnchorScan
 from textrobust.bias.report import PairRow
 from textrobust.data.examples import Dataset
 from textrobust.errors import ConfigError
@@ -83,7 +84,9 @@ class BiasSummary(Summary):
     X_filter (``pairs``); ``texts``: sentences scored at every k, twins not counted;
     ``soft_class``: the class whose probability is f_soft (None when no anchor was
     measured); ``largest_filter_bias``: the largest |B_{p,max_k}| on X_filter over the
-    pairs (NaN when X_filter is empty), and its pair."""
+    pairs (NaN when X_filter is empty), and its pair; ``scan``: how the anchors were
+    found (examples scanned, with a protected word, removed by which filter; None when
+    summarised without the run's survey)."""
 
     max_k: int
     pairs: tuple[PairRow, ...]
@@ -92,6 +95,7 @@ class BiasSummary(Summary):
     soft_class: int | None
     largest_filter_bias: float
     largest_filter_pair: str
+    scan: AnchorScan | None = None
 
 
 class BiasAnalysis(Analysis):
@@ -103,6 +107,7 @@ class BiasAnalysis(Analysis):
              "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 4, Eq. 5-6, Table 5).")
     settings_type = BiasSettings
     record_type = BiasRecord
+    unit = "anchors"
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
@@ -133,6 +138,22 @@ class BiasAnalysis(Analysis):
                                both_directions=self.settings.both_directions)
         return [(anchor.id, anchor) for anchor in anchors]
 
+    def survey(self, dataset: Dataset) -> dict[str, Any]:
+        """The :class:`~textrobust.bias.AnchorScan` of the examples (why few or no anchors)."""
+        from textrobust.bias import protected_groups, scan_anchors
+        from textrobust.records import encode
+
+        return cast(dict[str, Any], encode(scan_anchors(self.select(dataset), protected_groups(self.settings.group),
+                                                        both_directions=self.settings.both_directions)))
+
+    def check_victim(self, label_names: Sequence[str]) -> None:
+        """``label`` (f_soft's class) must be one of the victim's classes."""
+        label = self.settings.label
+        if label is not None and label >= len(label_names):
+            choices = " or ".join(f"{i} ({name})" for i, name in enumerate(label_names))
+            raise ConfigError(f"The 'label' parameter of BiasSettings must be a class index of the victim, "
+                              f"from 0 to {len(label_names) - 1}: {choices}. Got {label} instead.")
+
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
         from textrobust.bias import measure_anchor, protected_groups, protected_words
         from textrobust.second_order import Neighbourhood
@@ -140,10 +161,7 @@ class BiasAnalysis(Analysis):
 
         s = self.settings
         layer = context.layer
-        if s.label is not None and s.label >= layer.num_labels:
-            raise ConfigError(f"The 'label' parameter of BiasSettings must be a class index of the victim, "
-                              f"from 0 to {layer.num_labels - 1} ({', '.join(layer.label_names)}). "
-                              f"Got {s.label} instead.")
+        self.check_victim(tuple(layer.label_names))
         config = self.config(context.seed)
         hood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
         # every registered protected word is kept out of the neighbourhoods (footnote 7)
@@ -172,6 +190,14 @@ class BiasAnalysis(Analysis):
                            soft_class=measures[0].soft_class if measures else None,
                            largest_filter_bias=largest, largest_filter_pair=pair)
 
+    def summarise_run(self, records: Sequence[Record], failures: Sequence[Failure],
+                      survey: Mapping[str, Any] | None = None) -> BiasSummary:
+        """:meth:`summarise` with the run's anchor scan (see :meth:`survey`)."""
+        from textrobust.records import decode
+
+        summary = self.summarise(records, failures)
+        return summary if survey is None else dataclasses.replace(summary, scan=decode(AnchorScan, survey))
+
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
         return bias_section(cast(BiasSummary, summary), [cast(BiasRecord, r).measure for r in records],
@@ -196,21 +222,34 @@ def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names:
     soft = str(label_names[c]) if 0 <= c < len(label_names) else str(c)
     in_filter = sum(1 for m in measures for p in m.partners if p.in_filter)
     measured = sum(len(m.partners) for m in measures)
-    heads = [headline("anchors (test sentence x protected word)", s.units, "int"),
-             headline("pairs measured", len(s.pairs), "int"),
-             headline("in X_filter", in_filter / measured if measured else math.nan, "%",
-                      "anchor-pairs where the swap moves no probability by eps at k = 0"),
-             headline(f"largest |B| on X_filter at k={k}",
-                      f"{_b(s.largest_filter_bias)} ({s.largest_filter_pair})" if s.largest_filter_pair else None,
-                      "text", "B of the pair whose B at the largest k is farthest from 0"),
-             headline("sentences scored", s.texts, "int", "Neighbor_k over all k; each also scored swapped")]
+    scan = s.scan
+    heads: list[dict[str, Any]] = []
+    if scan is not None:
+        heads.append(headline("examples scanned", scan.examples, "int",
+                              f"{scan.with_word:,} with a {' or '.join(scan.groups)} word; "
+                              f"{scan.with_anchor:,} with an anchor"))
+    scale = (f"B: the mean change of P({soft}) when a pair's first word is replaced by its second, from -1 to "
+             "+1; 0 = unbiased, +0.01 = one point of probability more with the second word")
+    heads += [headline("anchors (test sentence x protected word)", s.units, "int",
+                       (scan.reason() if scan is not None else None)
+                       or "test sentences holding one protected word, each with that word's position"),
+              headline("pairs measured", len(s.pairs), "int", "protected word pairs (e.g. he/she) with an anchor"),
+              headline("in X_filter", in_filter / measured if measured else math.nan, "%",
+                       "anchor-pairs where the swap moves no probability by eps at k = 0"),
+              headline(f"largest |B| on X_filter at k={k}",
+                       f"{_b(s.largest_filter_bias)} ({s.largest_filter_pair})" if s.largest_filter_pair else None,
+                       "text", "the pair whose B at the largest k is farthest from 0; " + scale),
+              headline("sentences scored", s.texts, "int", "Neighbor_k over all k; each also scored swapped")]
     tables = []
-    for subset, name in (("filter", "X_filter"), ("test", "X_test")):
+    for subset, name in (("filter", "X_filter"), ("test", "X_test")) if s.units else ():  # no empty tables
         rows = [[row.pair, row.originals.get(subset, 0), row.texts.get(subset, {}).get(k, 0),
                  *[_b(row.b.get(subset, {}).get(j, math.nan)) for j in range(k + 1)]]
                 for row in s.pairs if row.originals.get(subset, 0)]
         tables.append(table(f"B_(p,k) on {name}, f_soft = P({soft})",
-                            ["pair", "# orig", f"# k={k}", *[f"B k={j}" for j in range(k + 1)]], rows))
+                            ["pair", "# orig", f"# k={k}", *[f"B k={j}" for j in range(k + 1)]], rows,
+                            note=f"# orig: test sentences holding the pair's word; # k={k}: sentences scored at "
+                                 f"distance k={k}; B k=j: B over Neighbor_j, the natural sentences j words away "
+                                 "from the test sentences (k=0: the test sentences). " + scale + "."))
     shown = sorted(s.pairs, key=lambda r: -r.originals["test"])[:_FIGURE_PAIRS]
     figures = []
     for subset, name in (("filter", "X_filter"), ("test", "X_test")):
@@ -226,7 +265,9 @@ def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names:
         f"Counterfactual bias: on test sentences where swapping a protected word changes nothing, the "
         f"neighbourhood at k={k} reveals B = {_b(s.largest_filter_bias)} for {s.largest_filter_pair}.")
     if not s.units:
-        point = ("Counterfactual bias: no test sentence examined holds a protected word of the chosen groups "
+        reason = scan.reason() if scan is not None else None
+        point = (f"Counterfactual bias: nothing was measured; {reason}" if reason else
+                 "Counterfactual bias: no test sentence examined holds a protected word of the chosen groups "
                  "exactly once; nothing was measured (raise --n).")
     return {"headline": heads, "tables": tables, "figures": figures, "examples": [], "risk": None, "point": point}
 

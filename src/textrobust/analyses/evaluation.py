@@ -202,6 +202,7 @@ class EvaluateAnalysis(Analysis):
     paper = "Accuracy on the unperturbed examples (the baseline every other figure is read against)."
     settings_type = EvaluateSettings
     record_type = EvaluationBatch
+    unit = "batches"
 
     def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
         examples = list(self.select(dataset))
@@ -224,6 +225,14 @@ class EvaluateAnalysis(Analysis):
 
         return analyse
 
+    @classmethod
+    def export_rows(cls, record: Record) -> Sequence[Any]:
+        """One row per example of the batch (its queries and time are the batch's)."""
+        batch = cast(EvaluationBatch, record)
+        return [{"example_id": r.example_id, "status": batch.status, "label": r.label, "predicted": r.predicted,
+                 "correct": r.correct, "probabilities": list(r.probabilities), "batch": batch.example_id}
+                for r in batch.records()]
+
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AccuracySummary:
         flat = [r for batch in records for r in batch.records()]  # type: ignore[attr-defined]
         names = sorted({str(i) for r in flat for i in [r.label]})
@@ -239,7 +248,10 @@ class EvaluateAnalysis(Analysis):
         s = cast(AccuracySummary, summary)
         per_label = [[label_names[int(k)] if k.isdigit() and int(k) < len(label_names) else k, v]
                      for k, v in s.accuracy_per_label.items()]
-        return {"headline": [headline("clean accuracy", s.accuracy, "%"), headline("examples", s.examples, "int"),
-                             headline("queries", s.queries, "int")],
+        return {"headline": [headline("clean accuracy", s.accuracy, "%",
+                                      "share of the examples the victim classifies right, without any attack"),
+                             headline("examples", s.examples, "int", "examples scored"),
+                             headline("queries", s.queries, "int",
+                                      "texts sent to the victim (each distinct text once)")],
                 "tables": [table("accuracy per label", ["label", "accuracy"], per_label)],
                 "figures": [], "examples": []}

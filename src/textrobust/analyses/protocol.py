@@ -122,6 +122,8 @@ class Analysis(ABC):
     paper: ClassVar[str]
     settings_type: ClassVar[type[Settings]]
     record_type: ClassVar[type[Record]]
+    #: What one unit of work is (plural), for progress displays: examples, batches...
+    unit: ClassVar[str] = "examples"
 
     def __init__(self, settings: Settings | Mapping[str, Any] | None = None) -> None:
         if settings is None:
@@ -149,6 +151,16 @@ class Analysis(ABC):
         """``(unit_id, payload)`` pairs; default: one unit per example."""
         return [(example.id, example) for example in self.select(dataset)]
 
+    def survey(self, dataset: Dataset) -> Mapping[str, Any] | None:
+        """What drawing the units from ``dataset`` found that the records cannot show
+        (JSON-ready), e.g. why there are no units; None (the default): nothing. The
+        orchestrator stores it with the run and hands it to :meth:`summarise_run`."""
+        return None
+
+    def check_victim(self, label_names: Sequence[str]) -> None:
+        """Check the settings against the victim's classes before any unit runs (raise
+        :class:`~textrobust.errors.ConfigError`); default: nothing to check."""
+
     @abstractmethod
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
         """Build this worker's components; return ``analyse(payload) -> Record``."""
@@ -157,10 +169,23 @@ class Analysis(ABC):
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> Summary:
         """A pure summary of the stored records (failures counted, never hidden)."""
 
+    def summarise_run(self, records: Sequence[Record], failures: Sequence[Failure],
+                      survey: Mapping[str, Any] | None = None) -> Summary:
+        """The summary of a run: :meth:`summarise`, with the run's :meth:`survey` for an
+        analysis that reports it (which overrides this)."""
+        return self.summarise(records, failures)
+
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
         """The report section (``textrobust.report`` schema) of this analysis."""
         return {"headline": [], "tables": [], "figures": [], "examples": []}
+
+    @classmethod
+    def export_rows(cls, record: Record) -> Sequence[Any]:
+        """What ``textrobust export`` writes for one stored record, each item flattened into
+        one row (:func:`textrobust.records.flat_fields`); default: the record itself. An
+        analysis whose record holds several examples gives one item per example."""
+        return [record]
 
 
 def counts(records: Sequence[Record], failures: Sequence[Failure]) -> dict[str, int]:

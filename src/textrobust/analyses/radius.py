@@ -235,34 +235,62 @@ def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_name
 
     pdp = next((row for row in s.table2 if row.method == "pdp"), None)
     b = s.bounds
-    heads = [headline("examples attacked (correctly classified)", s.attacked, "int"),
-             headline("falsified at r = 1 (one word flips it)", s.falsified_r1, "%"),
-             headline("certified at r = 1 (prover)", s.certified_r1, "%")]
+    heads = [headline("examples attacked (correctly classified)", s.attacked, "int",
+                      "the figures below are over these; misclassified examples are skipped"),
+             headline("falsified at r = 1 (one word flips it)", s.falsified_r1, "%",
+                      "share with a known adversarial example that substitutes a single word"),
+             headline("certified at r = 1 (prover)", s.certified_r1, "%",
+                      "share the prover checked exhaustively: no single substituted word flips them")]
     if pdp is not None:
-        heads.append(headline("PDP success rate", pdp.succ_rate, "%", "within the cap floor(tau n)"))
+        heads.append(headline("PDP success rate", pdp.succ_rate, "%",
+                              "share PDP flipped with at most floor(tau n) of the n words substituted"))
     if b is not None:
-        heads += [headline("mean lower bound on R (prover)", b.mean_lower, "float"),
-                  headline(f"mean upper bound on R (PDP etc., {b.with_upper} known)", b.mean_upper, "float"),
-                  headline("R exact (bounds meet)", b.exact_share, "%")]
+        both, lower_only = b.with_upper, b.examples - b.with_upper
+        heads += [headline(f"mean lower bound on R, the {both} example(s) with both bounds",
+                           b.mean_lower_with_upper, "float",
+                           "R: the most words one can substitute without flipping the example; the prover "
+                           "certifies the lower bound"),
+                  headline(f"mean upper bound on R, the same {both} example(s)", b.mean_upper, "float",
+                           "one word fewer than the smallest adversarial example found (PDP, baselines, prover)"),
+                  headline(f"mean lower bound on R, the {lower_only} example(s) with no adversarial example found",
+                           b.mean_lower_without_upper, "float",
+                           "certified by the prover; no upper bound is known for these"),
+                  headline("R exact (bounds meet)", b.exact_share, "%",
+                           "share of examples whose lower and upper bounds are equal: R is known")]
     tables = [table("Table 2: attacks (upper bounds); %: of attacked",
                     ["method", "succ", "succ %", "wins", "%S", "words", "queries", "s"],
                     [[r.method, r.succ, 100.0 * r.succ_rate, r.wins, r.percent_substituted, r.mean_l0,
-                      r.mean_queries, r.mean_seconds] for r in s.table2])]
+                      r.mean_queries, r.mean_seconds] for r in s.table2],
+                    note="The paper's Table 2, one row per attack. succ: examples it flipped within the cap "
+                         "floor(tau n); succ %: their share of the attacked examples; wins: flipped with fewer "
+                         "words than every other method; %S: mean share of the words substituted and words: "
+                         "mean words substituted, over its successes; queries and s: mean model queries and "
+                         "seconds per example.")]
     if s.optimality:
         tables.append(table("attacks against the prover (violations must be 0)",
                             ["method", "optimal", "exact", "missed", "violations"],
-                            [[o.method, o.optimal, o.exact, o.missed, o.violations] for o in s.optimality]))
+                            [[o.method, o.optimal, o.exact, o.missed, o.violations] for o in s.optimality],
+                            note="exact: successes on examples whose R the prover pinned down; optimal: of "
+                                 "those, successes with the fewest words possible (R + 1); missed: failures "
+                                 "where an adversarial example within the cap is known; violations: successes "
+                                 "inside a certified radius, impossible for a sound prover."))
     if s.table3:
         tables.append(table("Table 3: verdicts per radius r (%, mean s)",
                             ["r", "%F", "s F", "%C", "s C", "%U", "s U"],
                             [[t.r, t.found_pct, t.found_seconds, t.certified_pct, t.certified_seconds,
-                              t.unknown_pct, t.unknown_seconds] for t in s.table3]))
+                              t.unknown_pct, t.unknown_seconds] for t in s.table3],
+                            note="The paper's Table 3, one row per radius r (words substituted). %F: share of "
+                                 "examples falsified (an adversarial example with at most r words is known); "
+                                 "%C: share certified (the prover checked every such substitution); %U: share "
+                                 "left unknown by the time limit; s F, s C, s U: mean seconds to reach each "
+                                 "verdict."))
     if b is not None and s.throughput is not None:
         th = s.throughput
         exact = ", ".join(f"R={k}: {v}" for k, v in b.exact_radius_counts.items()) or "-"
         tables.append(table("bounds on R; prover speed", ["metric", "value"], [
-            ["examples with bounds", b.examples], ["mean lower bound", b.mean_lower],
-            [f"mean upper bound ({b.with_upper} with one)", b.mean_upper],
+            ["examples with bounds", b.examples], ["mean lower bound, all", b.mean_lower],
+            [f"mean lower bound, the {b.with_upper} with an upper bound", b.mean_lower_with_upper],
+            [f"mean upper bound, the same {b.with_upper}", b.mean_upper],
             ["R exact, %", 100.0 * b.exact_share], ["R exact, by value", exact],
             ["robust on all of Omega, %", 100.0 * b.robust_everywhere_share],
             ["time limit hit (some r unknown)", s.budget_exhausted], ["errors", s.errors],
@@ -422,12 +450,27 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> di
     from textrobust.analyses.sections import figure, headline, table
 
     p = s.pr
-    heads = [headline("examples scored (correctly classified)", p.scored, "int"),
-             headline("mean PR", p.mean_pr, "%"),
-             headline("median PR", p.quantiles.get("median", math.nan), "%"),
-             headline(f"share with PR > {p.threshold:g}", p.share_above_threshold, "%"),
-             headline(f"eps: |PR_hat - PR| < eps w.p. {1 - s.delta:.1%} at N = {s.samples:,}", s.epsilon, "%",
-                      None if s.guaranteed else f"requested {s.epsilon_requested:g} needs N >= {s.samples_needed:,}")]
+    all_exact = p.scored > 0 and p.exact == p.scored  # every Omega_r enumerated: no sampling error
+    heads = [headline("examples scored (correctly classified)", p.scored, "int",
+                      "PR is measured on the correctly classified examples only"),
+             headline("mean PR", p.mean_pr, "%",
+                      f"PR: the share of the texts with up to {fraction:.0%} of the words replaced by synonyms "
+                      "(Omega_r) that keep the label; mean over the examples"),
+             headline("median PR", p.quantiles.get("median", math.nan), "%", "half of the examples have a higher PR"),
+             headline(f"share with PR > {p.threshold:g}", p.share_above_threshold, "%",
+                      f"share of the examples where more than {p.threshold:.0%} of Omega_r keeps the label")]
+    if all_exact:
+        heads.append(headline("PR computed exactly on every example", "exact", "text",
+                              "each Omega_r was small enough to check every text in it: no sampling error, "
+                              "so no eps"))
+    else:
+        notes = [f"Hoeffding's bound on the sampling error of each PR_hat, from N samples per example"]
+        if p.exact:
+            notes.append(f"{p.exact} of the {p.scored} examples were computed exactly (no error)")
+        if not s.guaranteed:
+            notes.append(f"requested {s.epsilon_requested:g} needs N >= {s.samples_needed:,}")
+        heads.append(headline(f"eps: |PR_hat - PR| < eps w.p. {1 - s.delta:.1%} at N = {s.samples:,}", s.epsilon,
+                              "%", "; ".join(notes)))
     rows = [["N, samples per example", s.samples], ["delta", f"{s.delta:g}"],
             ["eps guaranteed by N", f"{s.epsilon:.4f}"], ["eps requested", f"{s.epsilon_requested:g}"],
             ["N the requested eps needs", s.samples_needed], ["computed exactly (small)", p.exact],
@@ -440,12 +483,18 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> di
         figures.append(figure("PR over the examples (Figure 5)", violin_chart(
             {f"r = {fraction:.0%} of length": values}, title="PR_hat per example", ylabel="PR_hat", percent=True),
             f"PR_hat: the share of N = {s.samples:,} texts drawn from Omega_r that keep the label (exact for small "
-            f"spaces); within eps = {s.epsilon:.3f} of PR with probability {1 - s.delta:.1%}."))
+            "spaces)" + ("; every example here was computed exactly." if all_exact else
+                         f"; within eps = {s.epsilon:.3f} of PR with probability {1 - s.delta:.1%}.")))
     # risk: 1 - mean PR, the expected share of Omega_r that is misclassified: the chance that
     # a random substitution of r words flips a correctly classified example.
     risk = None if math.isnan(p.mean_pr) else 1.0 - p.mean_pr
     point = None if risk is None else (
         f"With up to {fraction:.0%} of the words replaced by synonyms, {risk:.1%} of the texts are "
-        f"misclassified on average (mean PR_hat {p.mean_pr:.3f} +- {s.epsilon:.3f}, N = {s.samples:,}).")
-    return {"headline": heads, "tables": [table("PR and its guarantee", ["metric", "value"], rows)],
+        f"misclassified on average (" + (f"mean PR {p.mean_pr:.3f}, computed exactly)." if all_exact else
+                                         f"mean PR_hat {p.mean_pr:.3f} +- {s.epsilon:.3f}, N = {s.samples:,})."))
+    return {"headline": heads, "tables": [table("PR and its guarantee", ["metric", "value"], rows,
+                                                note="N: texts sampled from Omega_r per example; eps: the "
+                                                     "sampling error N guarantees with probability 1 - delta; "
+                                                     "an example whose Omega_r holds at most N texts is "
+                                                     "computed exactly; r: words that may be replaced.")],
             "figures": figures, "examples": [], "risk": risk, "point": point}

@@ -188,12 +188,17 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     single synonym swap causes); the note gives the test sentence ``x0``."""
     from textrobust.analyses.sections import example_row, headline, outcome_figures, table
 
-    heads = [headline("second-order success rate", s.success_rate, "%", "vulnerable neighbour found / attacked"),
-             headline("vulnerable examples found", s.succeeded, "int"),
-             headline("x0 itself vulnerable", s.vulnerable_at_start, "int", "successes with l0 = 0"),
-             headline("words changed (l0)", s.l0, "float", "mean over successes"),
-             headline("queries per example", s.queries_per_example, "float"),
-             headline("fill-in requests per example", s.fill_requests_per_example, "float")]
+    heads = [headline("second-order success rate", s.success_rate, "%",
+                      "share of the attacked test sentences with a vulnerable natural neighbour: one whose "
+                      "prediction a single synonym swap flips (found / attacked)"),
+             headline("vulnerable examples found", s.succeeded, "int", "test sentences with such a neighbour"),
+             headline("x0 itself vulnerable", s.vulnerable_at_start, "int",
+                      "successes with l0 = 0: the test sentence itself flips under the synonym swap"),
+             headline("words changed (l0)", s.l0, "float",
+                      "words changed from the test sentence to its vulnerable neighbour, mean over successes"),
+             headline("queries per example", s.queries_per_example, "float", "victim queries spent per example"),
+             headline("fill-in requests per example", s.fill_requests_per_example, "float",
+                      "masked-word fill-in calls that built the neighbours, per example")]
     # A budget-exhausted example is also FAILED: its own row keeps the rows disjoint.
     ended = sum(1 for r in results if r.status is Status.FAILED and not r.budget_exhausted)
     rows = [["vulnerable example found", s.succeeded], ["not found (search ended)", ended],

@@ -22,9 +22,13 @@ def headline(label: str, value: Any, fmt: str = "float", note: str | None = None
     return {"label": label, "value": value, "format": fmt, "note": note}
 
 
-def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
+def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], note: str | None = None) -> dict[str, Any]:
+    """One table; ``note`` says what its columns mean (shown under it)."""
     clean = [[None if isinstance(c, float) and not math.isfinite(c) else c for c in row] for row in rows]
-    return {"title": title, "columns": list(columns), "rows": clean}
+    spec: dict[str, Any] = {"title": title, "columns": list(columns), "rows": clean}
+    if note:
+        spec["note"] = note
+    return spec
 
 
 def figure(title: str, svg: str, caption: str = "") -> dict[str, Any]:

@@ -71,6 +71,12 @@ class RecipeSpec:
             "notes": list(self.notes),
         }
 
+    def with_source(self, name: str, **settings: Any) -> RecipeSpec:
+        """The same recipe drawing its candidates from another registered source (e.g. the
+        validated synonyms instead of the paper's)."""
+        return RecipeSpec(self.name, self.citation, Component.of(name, **settings), self.constraints, self.search,
+                          self.notes)
+
     def with_search(self, name: str, **settings: Any) -> RecipeSpec:
         """The same recipe with another search (e.g. to compare searches on equal parts)."""
         return RecipeSpec(self.name, self.citation, self.source, self.constraints, Component.of(name, **settings),

@@ -21,6 +21,7 @@ import logging
 import os
 import pickle
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator, Sequence
 from types import TracebackType
@@ -46,6 +47,7 @@ __all__ = ["RayExecutor"]
 
 _PER_WORKER = 2
 _WAIT_SECONDS = 1.0  # ray.wait in slices, so Ctrl-C is seen promptly
+_CONNECT_SECONDS = 10.0  # the longest wait for a Ray head to accept a connection (--address)
 
 
 def _import_ray() -> Any:
@@ -121,6 +123,7 @@ class RayExecutor:
     def _init(self, workers: int | None, address: str | None) -> None:
         ray = _import_ray()
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report over the network
+        _quiet_token_auth_notice()
         try:
             if address is None:
                 self._temp_dir = tempfile.mkdtemp(prefix="trray-", dir="/tmp")
@@ -128,8 +131,11 @@ class RayExecutor:
                          ignore_reinit_error=True, logging_level=logging.WARNING, _temp_dir=self._temp_dir,
                          _node_ip_address="127.0.0.1")
             else:
+                _check_reachable(address)  # Ray itself retries an unreachable head for minutes
                 ray.init(address=address, log_to_driver=False, ignore_reinit_error=True,
                          logging_level=logging.WARNING)
+        except ConfigError:
+            raise
         except Exception as exc:
             self._remove_temp_dir()
             where = "a local Ray instance" if address is None else f"the Ray cluster at {address!r} (--address)"
@@ -252,6 +258,58 @@ class RayExecutor:
 
 
 
+def _head(address: str) -> tuple[str, int] | None:
+    """The host and port that ``address`` (``host:port``, ``ray://host:port`` or ``auto``)
+    connects to, or None when it names none (Ray then decides, quickly)."""
+    if address == "auto":
+        try:  # where `ray start` on this machine (or RAY_ADDRESS) says the head is
+            from ray._private.services import canonicalize_bootstrap_address
+
+            address = canonicalize_bootstrap_address(address) or ""
+        except Exception:  # no cluster recorded: ray.init says so at once
+            return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return None
+    return host, int(port)
+
+
+def _check_reachable(address: str) -> None:
+    """A ConfigError unless the Ray head of ``address`` accepts a TCP connection within
+    :data:`_CONNECT_SECONDS` (``ray.init`` would retry an unreachable head for minutes)."""
+    head = _head(address)
+    if head is None:
+        return
+    try:
+        socket.create_connection(head, timeout=_CONNECT_SECONDS).close()
+    except OSError as exc:
+        reason = (f"no answer within {_CONNECT_SECONDS:.0f} s" if isinstance(exc, TimeoutError)
+                  else (exc.strerror or type(exc).__name__).lower())
+        raise ConfigError(
+            f"The '--address' option names a Ray cluster that cannot be reached: {address!r} ({head[0]}:{head[1]}: "
+            f"{reason}). Give the address of a running head (`ray start "
+            "--head` prints it, e.g. 127.0.0.1:6379, or ray://host:10001 for Ray Client), 'auto' for the cluster "
+            "started on this machine, or leave --address out to start a local Ray instance."
+        ) from None
+
+
 def _brief(exc: BaseException) -> str:
     first = (str(exc).strip().splitlines() or [""])[0][:300]
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+class _DropTokenAuthNotice(logging.Filter):
+    """Drops Ray's notice that it turned token authentication on (for the local instance
+    started here, on 127.0.0.1 only, nothing for the user to do); its warning that
+    authentication is *off* is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Token authentication is enabled for this Ray cluster")
+
+
+def _quiet_token_auth_notice() -> None:
+    """Install :class:`_DropTokenAuthNotice` on Ray's authentication logger (once)."""
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    if not any(isinstance(f, _DropTokenAuthNotice) for f in logger.filters):
+        logger.addFilter(_DropTokenAuthNotice())

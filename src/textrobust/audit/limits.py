@@ -17,6 +17,7 @@ examples are listed in ``summary.json``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -25,7 +26,8 @@ from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError
 from textrobust.text import Text, split_words
 
-__all__ = ["DEFAULT_MAX_WORDS", "LengthPolicy", "LengthReport", "default_max_words", "limit_length"]
+__all__ = ["DEFAULT_MAX_WORDS", "LengthPolicy", "LengthReport", "check_length_policy", "check_max_words",
+           "default_max_words", "limit_length"]
 
 #: The limit for victims that do not say how much they read.
 DEFAULT_MAX_WORDS = 512
@@ -44,6 +46,13 @@ class LengthReport:
     policy: str
     truncated: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
+
+    def only(self, ids: Collection[str]) -> LengthReport:
+        """This report restricted to the examples ``ids`` (those an audit analysed: the
+        limit is applied to the whole data set, but only the analysed ids are reported)."""
+        keep = set(ids)
+        return replace(self, truncated=tuple(i for i in self.truncated if i in keep),
+                       rejected=tuple(i for i in self.rejected if i in keep))
 
 
 def default_max_words(victim: Any) -> int:
@@ -72,16 +81,29 @@ def _truncated(example: Example, limit: int) -> Example:
     return replace(example, text=text.freeze(frozen))
 
 
+def check_max_words(max_words: int | None, *, optional: bool = True) -> None:
+    """``max_words`` is a whole number from 1 to 10 million, or (``optional``) ``None``
+    for the victim's own limit; 0 is refused, not read as "the default"."""
+    if max_words is None and optional:
+        return
+    if isinstance(max_words, bool) or not isinstance(max_words, int) or not 1 <= max_words <= 10_000_000:
+        raise ConfigError(f"The '--max-words' option must be an integer from 1 to 10,000,000 (leave it out "
+                          f"for what the victim reads). Got {max_words!r} instead.")
+
+
+def check_length_policy(policy: str | LengthPolicy) -> LengthPolicy:
+    """``policy`` as a :class:`LengthPolicy`, or a :class:`ConfigError` naming the choices."""
+    try:
+        return LengthPolicy(policy)
+    except ValueError:
+        raise ConfigError(f"The '--length-policy' option must be truncate or error. Got {policy!r} instead.") from None
+
+
 def limit_length(dataset: Dataset, max_words: int, policy: str | LengthPolicy = "truncate"
                  ) -> tuple[Dataset, LengthReport]:
     """``dataset`` with every text within ``max_words`` words per column (see the module)."""
-    if isinstance(max_words, bool) or not isinstance(max_words, int) or not 1 <= max_words <= 10_000_000:
-        raise ConfigError(f"The '--max-words' option must be an integer from 1 to 10,000,000. "
-                          f"Got {max_words!r} instead.")
-    try:
-        policy = LengthPolicy(policy)
-    except ValueError:
-        raise ConfigError(f"The '--length-policy' option must be truncate or error. Got {policy!r} instead.") from None
+    check_max_words(max_words, optional=False)
+    policy = check_length_policy(policy)
     long_ids = {e.id for e in dataset if any(len(split_words(c)[0]) > max_words for c in e.text.columns)}
     if not long_ids:
         return dataset, LengthReport(max_words, policy.value)

@@ -14,14 +14,21 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext
 from textrobust.audit.labels import align_labels
-from textrobust.audit.limits import LengthReport, default_max_words, limit_length
+from textrobust.audit.limits import (
+    LengthReport,
+    check_length_policy,
+    check_max_words,
+    default_max_words,
+    limit_length,
+)
+from textrobust.audit.run_folder import RunFolderLock, check_resumable
 from textrobust.audit.sources import DataSource, VictimSource
 from textrobust.errors import ConfigError, StoreError, TextRobustError
 from textrobust.records import decode, encode
@@ -43,6 +50,10 @@ DEFAULT_ANALYSES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "radius": {"n": 5},
     "pr": {"n": 5},
 })
+
+
+#: Bad rows listed by name in the report and summary (the rest are counted).
+MAX_SHOWN_BAD_ROWS = 50
 
 
 @dataclass(frozen=True)
@@ -179,7 +190,8 @@ def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str
     todo = [Unit(uid, position, payload) for position, (uid, payload) in enumerate(units) if uid not in done]
     task = None
     if progress is not None:
-        task = progress.add_task(f"{analysis.name}", total=len(units), completed=len(units) - len(todo), queries=0)
+        task = progress.add_task(f"{analysis.name}", total=len(units), completed=len(units) - len(todo), queries=0,
+                                 unit=analysis.unit)
     queries = streak = 0
     outcomes = executor.map(spec, todo)
     try:
@@ -229,6 +241,7 @@ def run(
     max_consecutive_failures: int = 20,
     max_words: int | None = None,
     length_policy: str = "truncate",
+    profile: str | None = None,
 ) -> AuditResult:
     """Run ``analyses`` on ``victim`` over ``data`` into the folder ``out``.
 
@@ -241,7 +254,13 @@ def run(
     matches them by position instead. ``analyses``: registry names, :class:`Analysis`
     objects, or a mapping name -> settings. ``executor``: ``local``, ``process`` or ``ray``
     (or an executor object), with ``workers`` and, for Ray, ``address``. ``resume``
-    continues the latest runs stored in ``out`` (their configuration must match).
+    continues the latest runs stored in ``out`` (their configuration must match); with
+    nothing to resume there (no store, or no run of any of ``analyses``) it is a
+    :class:`~textrobust.errors.StoreError`. One process writes ``out`` at a time
+    (:class:`~textrobust.audit.run_folder.RunFolderLock`): a second one gets a StoreError
+    naming the first. ``profile``: the :mod:`~textrobust.audit.profiles` name the
+    analyses came from; with it, the report lists the registered analyses not run and the
+    commands that run them.
     """
     from textrobust.audit.executors import make_executor
     from textrobust.runner import make_progress
@@ -253,15 +272,25 @@ def run(
         raise ConfigError(f"The 'seed' must be an integer from 0 to 2^63-1. Got {seed!r} instead.")
     out = Path(out)
     _check_out(out)
+    if resume:
+        check_resumable(out, [analysis.name for analysis in chosen])
+    check_max_words(max_words)
+    check_length_policy(length_policy)
     data_source = DataSource.of(data, split=split, options=data_options)
+    skip_bad_rows = (data_options or {}).get("on_bad_rows") == "skip"  # a str enum compares equal too
     if isinstance(executor, str):
         executor = make_executor(executor, workers=workers, address=address)
     try:
         victim_source = VictimSource.of(victim)
         model = victim_source.load()
         full = align_labels(data_source.load(), tuple(model.label_names), label_map=label_map,
-                            by_position=labels_by_position)
-        dataset, length = limit_length(full, max_words or default_max_words(model), length_policy)
+                            by_position=labels_by_position, skip_unknown=skip_bad_rows,
+                            predict=model.probabilities)
+        dataset, length = limit_length(full, default_max_words(model) if max_words is None else max_words,
+                                       length_policy)
+        for analysis in chosen:  # settings that name a class of the victim, before any work
+            analysis.check_victim(tuple(model.label_names))
+        lock = RunFolderLock(out)  # one process writes a run folder at a time; else a StoreError naming it
     except BaseException:
         executor.close()
         raise
@@ -271,28 +300,60 @@ def run(
     own_bar = progress is True
     bar = make_progress() if progress is True else (progress or None)
     results: dict[str, AnalysisResult] = {}
+    analysed: set[str] = set()
     out.mkdir(parents=True, exist_ok=True)
-    store = RunStore(out / "store.sqlite")
-    try:
-        if own_bar and bar is not None:
-            bar.start()
-        for analysis in chosen:
-            rejected = [e.id for e in analysis.select(full) if e.id in set(length.rejected)]
-            results[analysis.name] = _run_one(analysis, store, victim_source, data_source, dataset, executor,
-                                              bar, seed, resume, max_consecutive_failures, rejected, length)
+    try:  # the run folder stays locked until its report is written
+        store = RunStore(out / "store.sqlite")
+        try:
+            if own_bar and bar is not None:
+                bar.start()
+            too_long = set(length.rejected)
+            for analysis in chosen:
+                # the analysis picks its examples from the whole data set; one the length policy
+                # rejects stays one of them (an error record), never replaced by the next example
+                picked = [e.id for e in analysis.select(full)]
+                analysed.update(picked)
+                rejected = [i for i in picked if i in too_long]
+                kept = set(picked) - too_long
+                selected = replace(dataset, examples=tuple(e for e in dataset if e.id in kept))
+                results[analysis.name] = _run_one(analysis, store, victim_source, data_source, dataset, selected,
+                                                  executor, bar, seed, resume, max_consecutive_failures, rejected,
+                                                  length)
+        finally:
+            if own_bar and bar is not None:
+                bar.stop()
+            executor.close()
+            store.close()
+        length = length.only(analysed)
+        data_info = {"name": dataset.name, "split": dataset.split, "examples": len(dataset),
+                     "label_names": list(dataset.label_names), **_data_notes(full, length)}
+        missing = None
+        if profile is not None:
+            from textrobust.audit.profiles import not_run
+
+            missing = not_run(results, victim=victim if isinstance(victim, (str, os.PathLike)) else None,
+                              data=data if isinstance(data, (str, os.PathLike)) else None)
+        payload = build_report(results, victim_source, _card(model), data_info,
+                               {"executor": executor.name, "workers": executor.workers, "seed": seed,
+                                "resumed": resume},
+                               seconds=time.perf_counter() - started, out=out, title=title, profile=profile,
+                               not_run=missing)
+        html, json_path = _write_outputs(out, payload, report)
+        _write_summary(out, results, payload, length)
     finally:
-        if own_bar and bar is not None:
-            bar.stop()
-        executor.close()
-        store.close()
-    data_info = {"name": dataset.name, "split": dataset.split, "examples": len(dataset),
-                 "label_names": list(dataset.label_names)}
-    payload = build_report(results, victim_source, _card(model), data_info,
-                           {"executor": executor.name, "workers": executor.workers, "seed": seed, "resumed": resume},
-                           seconds=time.perf_counter() - started, out=out, title=title)
-    html, json_path = _write_outputs(out, payload, report)
-    _write_summary(out, results, payload, length)
+        lock.release()
     return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started)
+
+
+def _data_notes(data: Dataset, length: LengthReport) -> dict[str, Any]:
+    """What the report says about the data beyond its name: the length limit (texts cut or
+    rejected among those analysed) and the rows skipped as bad (``--skip-bad-rows``)."""
+    notes: dict[str, Any] = {"length_limit": {"max_words": length.max_words, "policy": length.policy,
+                                              "truncated": len(length.truncated), "rejected": len(length.rejected)}}
+    bad = tuple(data.meta.get("bad_rows") or ())  # type: ignore[arg-type]
+    if bad:
+        notes["skipped_rows"] = {"count": len(bad), "shown": [str(row) for row in bad[:MAX_SHOWN_BAD_ROWS]]}
+    return notes
 
 
 def _check_out(out: Path) -> None:
@@ -301,14 +362,19 @@ def _check_out(out: Path) -> None:
 
 
 def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
-             executor: Any, bar: Progress | None, seed: int, resume: bool, max_consecutive_failures: int,
-             rejected: Sequence[str], length: LengthReport) -> AnalysisResult:
+             selected: Dataset, executor: Any, bar: Progress | None, seed: int, resume: bool,
+             max_consecutive_failures: int, rejected: Sequence[str], length: LengthReport) -> AnalysisResult:
+    """Run ``analysis`` on the examples it ``selected`` (those the length policy kept; the
+    ``rejected`` ones are stored as error records); ``dataset`` describes the run."""
     began = time.perf_counter()
-    units = analysis.units(dataset)
+    units = analysis.units(selected)
+    survey = analysis.survey(selected)
     config = {**_run_config(analysis, victim, data, dataset), "max_words": length.max_words,
               "length_policy": length.policy}
     # a resumed run may take more (or fewer) examples; everything else must match
     run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n",))
+    if survey is not None:
+        run.set_artefact("survey", survey)
     resumed = len(run.done_ids())
     done = run.done_ids()
     for i, example_id in enumerate(rejected):
@@ -324,7 +390,7 @@ def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: Da
     records, failures = _stored(analysis, run)
     records = [r for r in records if r.example_id in unit_ids]
     failures = [f for f in failures if f.example_id in unit_ids]
-    summary = analysis.summarise(records, failures)
+    summary = analysis.summarise_run(records, failures, survey)
     section = analysis.section(summary, records, failures, dataset.label_names)
     result = AnalysisResult(analysis.name, run.run_id, summary, tuple(records), tuple(failures), computed,
                             resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section, type(analysis))
@@ -343,8 +409,10 @@ def _card(model: Any) -> dict[str, Any] | None:
 
 def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, card: Mapping[str, Any] | None,
                  data: Mapping[str, Any], run: Mapping[str, Any], *, seconds: float, out: Path,
-                 title: str | None = None) -> dict[str, Any]:
-    """The ``textrobust.report/1`` dict of an audit (see :mod:`textrobust.report`)."""
+                 title: str | None = None, profile: str | None = None,
+                 not_run: Sequence[Mapping[str, str]] | None = None) -> dict[str, Any]:
+    """The ``textrobust.report/1`` dict of an audit (see :mod:`textrobust.report`);
+    ``not_run``: the registered analyses left out, with the command that runs each."""
     from textrobust import __version__
     from textrobust.audit.verdict import verdict
     from textrobust.zoo.cards import now_iso
@@ -374,6 +442,8 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
         "run": {"seconds": seconds, "queries": sum(r.queries for r in results.values()),
                 "store": str(out / "store.sqlite"), **run},
         "analyses": analyses,
+        **({} if profile is None else {"profile": profile}),
+        **({} if not_run is None else {"not_run": [dict(item) for item in not_run]}),
     })
 
 
@@ -412,15 +482,21 @@ def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Map
 
 def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Summarise the runs stored in the folder ``out`` again (the latest run of each
-    analysis) and write ``report.json`` and ``report.html``; no model query is made."""
-    from textrobust.analyses import ANALYSES
-    from textrobust.report import write_report
-    from textrobust.store import RunStore
-
+    analysis) and write ``report.json`` and ``report.html``; no model query is made. The
+    folder must not be in use by a run (:class:`~textrobust.audit.run_folder.RunFolderLock`)."""
     folder = Path(out)
     path = folder / "store.sqlite"
     if not path.is_file():
         raise StoreError(f"No run store in '{folder}' (expected {path}); give the --out folder of a run.")
+    with RunFolderLock(folder):
+        return _rebuild_report(folder, path)
+
+
+def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
+    from textrobust.analyses import ANALYSES
+    from textrobust.report import write_report
+    from textrobust.store import RunStore
+
     results: dict[str, AnalysisResult] = {}
     config: Mapping[str, Any] = {}
     seeds: set[int] = set()
@@ -433,7 +509,7 @@ def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
             seeds.add(run.seed)
             analysis = ANALYSES.get(name)(config["settings"])
             records, failures = _stored(analysis, run)
-            summary = analysis.summarise(records, failures)
+            summary = analysis.summarise_run(records, failures, run.artefact("survey"))
             section = analysis.section(summary, records, failures, config.get("label_names", []))
             results[name] = AnalysisResult(name, run.run_id, summary, tuple(records), tuple(failures), 0,
                                            len(records) + len(failures), 0.0, sum(r.queries for r in records),

@@ -25,8 +25,9 @@ _LOADED: dict[str, Any] = {}
 
 @dataclass(frozen=True)
 class VictimSource:
-    """A victim by folder (``"default"`` resolves to the default victim's folder), or an
-    in-memory victim object (``obj``)."""
+    """A victim by folder (``"default"`` resolves to the default victim's folder, and a
+    zoo architecture's name that is not a path, such as ``"lstm"``, to the folder
+    ``textrobust train lstm`` saved in the cache), or an in-memory victim object (``obj``)."""
 
     path: str | None = None
     obj: Any = field(default=None, compare=False, repr=False)
@@ -40,7 +41,14 @@ class VictimSource:
                 from textrobust.zoo import ensure_default_victim
 
                 return cls(path=str(ensure_default_victim()))
-            return cls(path=str(Path(victim).expanduser()))
+            path = Path(victim).expanduser()
+            if isinstance(victim, str) and not path.exists():
+                from textrobust.zoo import cached_victim
+
+                cached = cached_victim(victim)
+                if cached is not None:
+                    return cls(path=str(cached))
+            return cls(path=str(path))
         if hasattr(victim, "probabilities") and hasattr(victim, "label_names"):
             return cls(path=None, obj=victim)
         raise ConfigError(

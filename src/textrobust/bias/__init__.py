@@ -17,12 +17,14 @@ from textrobust.bias.augment import GenderSwap, gender_swap
 from textrobust.bias.counterfactual import (
     Anchor,
     AnchorMeasure,
+    AnchorScan,
     BiasConfig,
     PairMeasure,
     SoftStats,
     find_anchors,
     histogram_edges,
     measure_anchor,
+    scan_anchors,
     stored_bias_records,
 )
 from textrobust.bias.pairs import (
@@ -44,6 +46,7 @@ __all__ = [
     "SEXUAL_ORIENTATION_WORDS",
     "Anchor",
     "AnchorMeasure",
+    "AnchorScan",
     "BiasConfig",
     "GenderSwap",
     "PairMeasure",
@@ -60,6 +63,7 @@ __all__ = [
     "pair_histogram",
     "protected_groups",
     "protected_words",
+    "scan_anchors",
     "stored_bias_records",
     "write_bias_report",
 ]

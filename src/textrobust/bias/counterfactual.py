@@ -59,12 +59,14 @@ if TYPE_CHECKING:
 __all__ = [
     "Anchor",
     "AnchorMeasure",
+    "AnchorScan",
     "BiasConfig",
     "PairMeasure",
     "SoftStats",
     "find_anchors",
     "histogram_edges",
     "measure_anchor",
+    "scan_anchors",
     "stored_bias_records",
 ]
 
@@ -115,32 +117,116 @@ class Anchor:
         return match_case(self.word, pair.second if sign > 0 else pair.first)
 
 
-def find_anchors(
-    dataset: Iterable[Example], groups: Sequence[ProtectedGroup], *, both_directions: bool = False
-) -> list[Anchor]:
-    """The anchors of ``dataset``: sentences in X_p for some pair p of ``groups`` (exactly
-    one occurrence of the pair's word, none of its partner; lower-cased match)."""
+@dataclass(frozen=True)
+class AnchorScan:
+    """How the anchors of a data set were found, so that a run with few or none can say
+    why. ``examples``: sentences scanned; ``with_word``: those holding a word of the
+    chosen ``groups``' pairs (either word); ``with_anchor``: those giving at least one
+    anchor; ``anchors``. Each protected word of a sentence that gave no anchor is counted
+    once under the first filter that removed it (the paper's X_p: exactly one ``p1``,
+    no ``p2``): ``repeated`` (it occurs more than once), ``frozen`` (its position may not
+    change), ``second_word`` (it would be an anchor as a pair's second word, which
+    ``both_directions`` uses), ``partner_present`` (the pair's other word occurs too)."""
+
+    examples: int
+    with_word: int
+    with_anchor: int
+    anchors: int
+    repeated: int
+    second_word: int
+    frozen: int
+    partner_present: int
+    groups: tuple[str, ...]
+    both_directions: bool
+
+    def reason(self) -> str | None:
+        """Why there are no anchors and how to get some (None when there are some)."""
+        if self.anchors:
+            return None
+        groups = " or ".join(self.groups) or "the chosen"
+        scanned = f"{self.examples:,} example{'s' if self.examples != 1 else ''} scanned"
+        if not self.examples:
+            return "no anchors: 0 examples scanned; raise --n (or check --split) to scan some."
+        if not self.with_word:
+            return (f"no anchors: {scanned}, none holds a {groups} word; anchors are rare (about 10 gender "
+                    "anchors per 50 Rotten Tomatoes sentences): raise --n (e.g. --n 50) or add --group all.")
+        removed = [(self.repeated, "repeated in its sentence"),
+                   (self.partner_present, "next to its pair's other word"),
+                   (self.second_word, "a pair's second word (measured with --both-directions)"),
+                   (self.frozen, "in a frozen column")]
+        why = "; ".join(f"{n:,} {what}" for n, what in removed if n)
+        return (f"no anchors: {scanned}, {self.with_word:,} hold{'s' if self.with_word == 1 else ''} a {groups} "
+                f"word, but the paper's filter (one p1 and no p2 per sentence) removed every such word: {why}. "
+                "Raise --n (e.g. --n 50) for more sentences.")
+
+
+def _by_word(groups: Sequence[ProtectedGroup], both_directions: bool) -> dict[str, list[tuple[ProtectedPair, int]]]:
     by_word: dict[str, list[tuple[ProtectedPair, int]]] = {}
     for group in groups:
         for pair in group.pairs:
             by_word.setdefault(pair.first, []).append((pair, +1))
             if both_directions:
                 by_word.setdefault(pair.second, []).append((pair, -1))
+    return by_word
+
+
+def _anchors_of(example: Example, by_word: dict[str, list[tuple[ProtectedPair, int]]],
+                either: dict[str, list[tuple[ProtectedPair, int]]]) -> tuple[list[Anchor], Counter[str]]:
+    """The anchors of one sentence, and why each other protected word was passed over
+    (``either``: every word of the groups, with its pairs in both directions)."""
+    words = [w.lower() for w in example.text.words]
+    counts = Counter(words)
     anchors: list[Anchor] = []
+    passed: Counter[str] = Counter()
+    seen: set[str] = set()
+
+    def free(pairs: list[tuple[ProtectedPair, int]]) -> tuple[tuple[ProtectedPair, int], ...]:
+        return tuple((pair, sign) for pair, sign in pairs if counts[pair.second if sign > 0 else pair.first] == 0)
+
+    for position, word in enumerate(words):
+        if word not in either or word in seen:
+            continue
+        if counts[word] != 1:
+            seen.add(word)
+            passed["repeated"] += 1
+        elif position in example.text.frozen:
+            passed["frozen"] += 1
+        elif partners := free(by_word.get(word, [])):
+            anchors.append(Anchor(example, position, partners))
+        elif free(either[word]):
+            passed["second_word"] += 1  # an anchor with both_directions
+        else:
+            passed["partner_present"] += 1
+    return anchors, passed
+
+
+def find_anchors(
+    dataset: Iterable[Example], groups: Sequence[ProtectedGroup], *, both_directions: bool = False
+) -> list[Anchor]:
+    """The anchors of ``dataset``: sentences in X_p for some pair p of ``groups`` (exactly
+    one occurrence of the pair's word, none of its partner; lower-cased match)."""
+    by_word, either = _by_word(groups, both_directions), _by_word(groups, True)
+    return [anchor for example in dataset for anchor in _anchors_of(example, by_word, either)[0]]
+
+
+def scan_anchors(
+    dataset: Iterable[Example], groups: Sequence[ProtectedGroup], *, both_directions: bool = False
+) -> AnchorScan:
+    """What :func:`find_anchors` finds in ``dataset``, counted: sentences scanned, those
+    holding a protected word, and which filter removed the words that gave no anchor."""
+    by_word, either = _by_word(groups, both_directions), _by_word(groups, True)
+    examples = with_word = with_anchor = anchors = 0
+    passed: Counter[str] = Counter()
     for example in dataset:
-        words = [w.lower() for w in example.text.words]
-        counts = Counter(words)
-        for position, word in enumerate(words):
-            if counts[word] != 1 or word not in by_word or position in example.text.frozen:
-                continue
-            partners = tuple(
-                (pair, sign)
-                for pair, sign in by_word[word]
-                if counts[pair.second if sign > 0 else pair.first] == 0
-            )
-            if partners:
-                anchors.append(Anchor(example, position, partners))
-    return anchors
+        examples += 1
+        found, why = _anchors_of(example, by_word, either)
+        with_word += bool(found or why)
+        with_anchor += bool(found)
+        anchors += len(found)
+        if not found:
+            passed.update(why)
+    return AnchorScan(examples, with_word, with_anchor, anchors, passed["repeated"], passed["second_word"],
+                      passed["frozen"], passed["partner_present"], tuple(g.name for g in groups), both_directions)
 
 
 def histogram_edges(bins: int) -> np.ndarray:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
-
 from textrobust.cli import (
     accs,
     assets,
@@ -28,10 +26,11 @@ from textrobust.cli import (
     second_order,
     train,
 )
-from textrobust.cli.common import err_console
+from textrobust.cli.common import App, Group, Terminated, err_console, stop_on_sigterm
 
-app = typer.Typer(
+app = App(
     name="textrobust",
+    cls=Group,
     help="Audit how robust an English text classifier is to word substitutions.",
     no_args_is_help=True,
     add_completion=False,
@@ -64,11 +63,13 @@ def main() -> None:
     # load); a value the user set wins.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(name, str(threads_for_this_machine()))
+    stop_on_sigterm()  # SIGTERM ends a run as Ctrl-C does: what is saved, how to resume
     try:
         app()
-    except KeyboardInterrupt:
-        err_console.print("interrupted: finished results are in the run store; rerun with --resume")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        err_console.print(f"{what}: finished results are in the run store; rerun with --resume")
+        sys.exit(Terminated.exit_code if isinstance(exc, Terminated) else 130)
 
 
 if __name__ == "__main__":  # pragma: no cover

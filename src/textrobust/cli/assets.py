@@ -7,11 +7,11 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from textrobust.cli.common import console, fail, human_size
+from textrobust.cli.common import App, Group, console, fail, human_size
 from textrobust.errors import TextRobustError
 
-assets_app = typer.Typer(help="List the offline assets, or prepare them (install step).",
-                         invoke_without_command=True, no_args_is_help=False)
+assets_app = App(help="List the offline assets, or prepare them (install step).", cls=Group,
+               invoke_without_command=True, no_args_is_help=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -21,6 +21,11 @@ def attack_cmd(
     n: Annotated[Optional[int], typer.Option(help="Only the first n examples.")] = 50,
     budget: Annotated[Optional[int], typer.Option(help="Query budget per example (default: none).")] = None,
     quality: Annotated[bool, typer.Option(help="Perplexity (Gemma) and similarity (MiniLM) of each success.")] = True,
+    candidates: Annotated[str, typer.Option(
+        help="Where substitutes come from: validated (synonyms checked in context, the default; its measured "
+             "precision is in benchmarks/results/validity.md) or paper (the recipe's own source, to reproduce "
+             "the paper).")] = "validated",
 ) -> None:
     """Attack a victim with a recipe; results go to the run store, a table and report.html."""
-    run_analyses(ctx, {"attack": {"recipe": recipe, "n": n, "budget": budget, "quality": quality}})
+    run_analyses(ctx, {"attack": {"recipe": recipe, "n": n, "budget": budget, "quality": quality,
+                                  "candidates": candidates}})

@@ -1,4 +1,4 @@
-"""``textrobust export``: per-example results of a run to JSONL or CSV."""
+"""``textrobust export``: per-example results of a run to CSV, JSON Lines or JSON, one flat row each."""
 
 from __future__ import annotations
 
@@ -17,25 +17,17 @@ def register(app: typer.Typer) -> None:
 
 def export(
     out: Annotated[Path, typer.Argument(help="Run folder holding store.sqlite.")],
-    format: Annotated[str, typer.Option("--format", help="jsonl or csv.")] = "jsonl",
+    format: Annotated[Optional[str], typer.Option("--format", help="csv, jsonl or json (default: from the --to "
+                                                  "file name, else jsonl).")] = None,
     run_id: Annotated[Optional[str], typer.Option(help="Run to export (default: the latest).")] = None,
-    to: Annotated[Optional[Path], typer.Option(help="Output file (default: <out>/results.<format>).")] = None,
+    to: Annotated[Optional[Path], typer.Option(help="Output file; its name (.csv, .jsonl, .json) gives the format "
+                                               "(default: <out>/results.<format>).")] = None,
 ) -> None:
-    """Export the per-example results of a run to JSONL or CSV."""
-    from textrobust.store import RunStore
+    """Export the per-example results of a run: one flat row per record (CSV, JSON Lines or JSON)."""
+    from textrobust.audit.export import export_run
 
-    if format not in ("jsonl", "csv"):
-        fail(TextRobustError(f"The '--format' option must be 'jsonl' or 'csv'. Got {format!r} instead."))
     try:
-        if not (out / "store.sqlite").is_file():
-            raise TextRobustError(f"No run store at {out / 'store.sqlite'}: give the --out folder of a run.")
-        store = RunStore(out / "store.sqlite")
-        run = store.open_run(run_id) if run_id else store.latest_run()
-        if run is None:
-            raise TextRobustError(f"No run found in {out / 'store.sqlite'}.")
-        target = to or out / f"results.{format}"
-        (run.export_jsonl if format == "jsonl" else run.export_csv)(target)
+        target, rows = export_run(out, to=to, format=format, run_id=run_id)
     except TextRobustError as exc:
         fail(exc)
-        return
-    console.print(f"wrote {target}")
+    console.print(f"wrote {rows:,} rows to {target}")

@@ -27,14 +27,15 @@ def register(app: typer.Typer) -> None:
 def msr_cmd(
     ctx: typer.Context,
     n: Annotated[Optional[int], typer.Option(help="Only the first n texts.")] = 10,
-    max_words: Annotated[int, typer.Option(help="Largest number of words perturbed together (|I|).")] = 3,
+    max_set_size: Annotated[int, typer.Option(help="Largest number of words perturbed together (|I|); the "
+                                              "text-length limit is --max-words.")] = 3,
     positions: Annotated[int, typer.Option(help="Words considered per text (the first ones).")] = 25,
     norm: Annotated[str, typer.Option(help="Norm of the ball: l2 or linf.")] = "l2",
     method: Annotated[str, typer.Option(help="Lower bound: crown (linear relaxation: CROWN for the CNN and bag of "
                                           "words, forward-mode linear for the LSTM) or ibp.")] = "crown",
     tolerance: Annotated[float, typer.Option(help="Bisection stops when the bracket is this share of its "
                                             "upper end.")] = 1e-3,
-    multi_sets: Annotated[int, typer.Option(help="Random word sets per size 2..max-words.")] = 5,
+    multi_sets: Annotated[int, typer.Option(help="Random word sets per size 2..max-set-size.")] = 5,
     neighbours: Annotated[int, typer.Option(help="MCTS candidates: the n closest words in L2 (the paper: "
                                             "1000).")] = 100,
     pos_filter: Annotated[bool, typer.Option(help="Keep candidates with the same part of speech in context.")] = True,
@@ -44,9 +45,11 @@ def msr_cmd(
     lime: Annotated[bool, typer.Option(help="Compare the bounds' word ranking with LIME's (zoo victims).")] = True,
     lime_samples: Annotated[int, typer.Option(help="LIME samples per text.")] = 200,
 ) -> None:
-    """Maximal safe radius: MCTS upper bound, linear-relaxation (or IBP) lower bound, per word."""
+    """Maximal safe radius: MCTS upper bound, linear-relaxation (or IBP) lower bound, per word.
+    Radii are shown divided by d (Definition 1: the distance to the farthest corner of the
+    normalised embedding cube) and by sqrt(D) (the embedding's diameter, the paper's tables)."""
     run_analyses(ctx, {"msr": {
-        "n": n, "max_words": max_words, "positions": positions, "norm": norm, "method": method,
+        "n": n, "max_set_size": max_set_size, "positions": positions, "norm": norm, "method": method,
         "tolerance": tolerance, "multi_sets": multi_sets, "neighbours": neighbours, "pos_filter": pos_filter,
         "simulations": simulations, "iterations": iterations, "budget": budget, "lime": lime,
         "lime_samples": lime_samples}})

@@ -26,8 +26,9 @@ __all__ = [
 _DATA = "data"
 _RUN = "run"
 
-VictimOpt = Annotated[str, typer.Option("--victim", help="'default' (the embedded word CNN) or a victim folder.",
-                                        rich_help_panel=_DATA)]
+VictimOpt = Annotated[str, typer.Option("--victim", help="'default' (the embedded word CNN), a zoo architecture "
+                                        "trained into the cache by `textrobust train <arch>` (e.g. lstm), or a "
+                                        "victim folder.", rich_help_panel=_DATA)]
 Data = Annotated[str, typer.Option("--data", help="A bundled data set (rotten_tomatoes, bbc_news, tweets) or a "
                                    "CSV/JSONL/parquet file or datasets folder.", rich_help_panel=_DATA)]
 Split = Annotated[Optional[str], typer.Option(
@@ -103,6 +104,10 @@ def with_shared_options(out: str, *, skip: tuple[str, ...] = ()) -> Callable[[Ca
         own = [p.replace(annotation=hints.get(p.name, p.annotation))
                for p in inspect.signature(command).parameters.values()]
         names = {p.name for p in own}
+        clash = sorted(names & (set(SHARED) | {"out"}) - set(skip))
+        if clash:  # a command option must never shadow a shared one (msr's --max-words once cut every text)
+            raise TypeError(f"The options {clash} of `{command.__name__}` have the names of shared data/run "
+                            "options; rename them (or list them in skip= to drop the shared one).")
         shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
                   for name, (kind, default) in {**SHARED, "out": (Out, Path(out))}.items()
                   if name not in names and name not in skip]

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from textrobust.cli.common import console, err_console, fail, fmt
+from textrobust.cli.common import Terminated, console, err_console, fail, fmt
 from textrobust.errors import ConfigError, TextRobustError
 
 __all__ = ["check_out", "check_seed", "data_options", "print_result", "run_analyses", "stored_options"]
@@ -89,9 +89,13 @@ def data_options(params: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], *, title: str | None = None) -> Any:
+def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], *, title: str | None = None,
+                 profile: str | None = None, overview: bool = False, verbose: bool = False) -> Any:
     """Run ``analyses`` (name -> settings from the command's own options) with the shared
-    options of ``ctx``; print every section; exit 2 with one line on any error."""
+    options of ``ctx``; print every section (with ``overview``: the verdict, one overview
+    table and the analyses not run first, the sections only when ``verbose``), the
+    report's path last; exit 2 with one line on any error. ``profile``: the audit profile
+    the analyses came from (the report then lists the analyses not run)."""
     from textrobust import audit
     from textrobust.audit.labels import parse_label_map
 
@@ -109,15 +113,31 @@ def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], 
             labels_by_position=bool(params.get("labels_by_position")), resume=bool(params.get("resume")),
             executor=params.get("executor", "local"), workers=params.get("workers"), address=params.get("address"),
             seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title,
-            max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"))
+            max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"),
+            profile=profile)
     except TextRobustError as exc:
         fail(exc)
-    except KeyboardInterrupt:
-        _interrupted(out, ctx)
-    for name in analyses:
-        print_result(result[name], result.report)
-    console.print(f"report: {result.report_html or result.report_json}   store: {out / 'store.sqlite'}")
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
+        _interrupted(out, ctx, exc)
+    _warn_skipped_rows(result.report)
+    if overview:
+        print_overview(result.report, verbose=verbose)
+    if verbose or not overview:
+        for name in analyses:
+            print_result(result[name], result.report)
+    console.print(f"store: {out / 'store.sqlite'}", highlight=False)
+    console.print(f"report: {result.report_html or result.report_json}", highlight=False)  # the last line
     return result
+
+
+def _warn_skipped_rows(report: Mapping[str, Any]) -> None:
+    """One line on stderr for the rows ``--skip-bad-rows`` skipped (the report lists them too)."""
+    skipped = (report.get("data") or {}).get("skipped_rows")
+    if not skipped:
+        return
+    shown = "; ".join(skipped["shown"][:10]) + ("; ..." if skipped["count"] > 10 else "")
+    err_console.print(f"[yellow]{skipped['count']:,} bad row(s) skipped (--skip-bad-rows):[/] {escape(shown)}",
+                      markup=True, highlight=False)
 
 
 def _merge_stored(ctx: click.Context, params: dict[str, Any], analyses: Mapping[str, Mapping[str, Any]],
@@ -142,7 +162,7 @@ def _merge_stored(ctx: click.Context, params: dict[str, Any], analyses: Mapping[
     return merged
 
 
-def _interrupted(out: Path, ctx: click.Context) -> None:
+def _interrupted(out: Path, ctx: click.Context, exc: KeyboardInterrupt) -> None:
     from textrobust.store import RunStore
 
     saved = 0
@@ -151,9 +171,14 @@ def _interrupted(out: Path, ctx: click.Context) -> None:
         with RunStore(path) as store:
             saved = sum(len(run) for run in store.runs())
     command = " ".join(["textrobust", ctx.info_name or "", "--out", str(out), "--resume"])
-    err_console.print(f"interrupted: {saved:,} results are saved in {path}; continue with: {command}",
-                      soft_wrap=True)  # one line: the command can be copied
-    raise typer.Exit(code=130)
+    what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+    if path.is_file():
+        err_console.print(f"{what}: {saved:,} results are saved in {path}; continue with: {command}",
+                          soft_wrap=True)  # one line: the command can be copied
+    else:  # stopped before the run started: --resume would find nothing to resume
+        err_console.print(f"{what} before the run started: nothing is saved; run the same command again to start",
+                          soft_wrap=True)
+    raise typer.Exit(code=Terminated.exit_code if isinstance(exc, Terminated) else 130)
 
 
 def print_result(result: Any, report: Mapping[str, Any]) -> None:
@@ -188,9 +213,79 @@ def _cell(value: Any, kind: str = "float") -> str:
 
 
 def _print_table(spec: Mapping[str, Any]) -> None:
-    table = Table(title=escape(str(spec["title"])), title_justify="left")
-    for column in spec["columns"]:
-        table.add_column(escape(str(column)), overflow="fold")
-    for row in spec["rows"]:
-        table.add_row(*[escape(_cell(c)) for c in row])
+    """A report table, with its note (what the columns mean) under it. A table too wide
+    for the terminal is printed in parts of whole columns, each repeating the first column,
+    never with its headings folded letter by letter."""
+    columns = [str(c) for c in spec["columns"]]
+    rows = [[_cell(c) for c in row] for row in spec["rows"]]
+    parts = _column_parts(columns, rows, console.width)
+    for i, part in enumerate(parts):
+        title = str(spec["title"]) + (f" ({i + 1}/{len(parts)})" if len(parts) > 1 else "")
+        table = Table(title=escape(title), title_justify="left")
+        for c in part:
+            table.add_column(escape(columns[c]), overflow="fold")
+        for row in rows:
+            table.add_row(*[escape(row[c]) for c in part])
+        console.print(table)
+    if spec.get("note"):  # under the table, as wide as the terminal
+        console.print(f"[dim]{escape(str(spec['note']))}[/]", highlight=False)
+
+
+def _column_parts(columns: list[str], rows: list[list[str]], width: int) -> list[list[int]]:
+    """Column indices in groups that fit ``width`` (each group after the first starts
+    with column 0, the rows' key); a column is as wide as its longest heading word or cell."""
+
+    def need(c: int) -> int:
+        words = [w for w in columns[c].split()] or [""]
+        return max([len(w) for w in words] + [len(row[c]) for row in rows]) + 3  # padding and rule
+
+    if not columns:
+        return [[]]
+    parts: list[list[int]] = [[0]]
+    used = 1 + need(0)
+    for c in range(1, len(columns)):
+        if used + need(c) > width and len(parts[-1]) > 1:
+            parts.append([0])
+            used = 1 + need(0)
+        parts[-1].append(c)
+        used += need(c)
+    return parts
+
+
+def print_overview(report: Mapping[str, Any], *, verbose: bool = False) -> None:
+    """What ``textrobust audit`` prints first: the verdict, one overview table (each
+    analysis's first headline figures with their meaning) and the analyses not run, with
+    the command that adds them."""
+    from textrobust.report.html import GLANCE_FIGURES
+
+    v = report["verdict"]
+    colour = {"good": "green", "fair": "yellow", "poor": "red"}.get(v["level"], "white")
+    console.print(f"[bold {colour}]Verdict: {escape(v['level'])}[/]. {escape(v['headline'])}", highlight=False)
+    for point in v.get("points", []):
+        console.print(f"  - {escape(point)}", highlight=False)
+    table = Table(title="Overview: each analysis's first figures" + ("" if verbose else " (all: --verbose)"),
+                  title_justify="left")
+    table.add_column("analysis", overflow="fold", no_wrap=False)
+    table.add_column("figure (what it means)", overflow="fold", ratio=1)
+    table.add_column("value", justify="right", no_wrap=True)
+    sections = report.get("analyses", [])
+    for i, section in enumerate(sections):
+        rows = [(item["label"], item.get("note"), _cell(item.get("value"), item["format"]))
+                for item in section["headline"][:GLANCE_FIGURES]]
+        counts = section["counts"]
+        if counts["errors"]:
+            rows.append(("errors", f"of {counts['units']:,} units; see the report", f"{counts['errors']:,}"))
+        if counts["budget_exhausted"]:
+            rows.append(("budget exhausted", "units stopped by the query budget", f"{counts['budget_exhausted']:,}"))
+        for j, (label, note, value) in enumerate(rows):
+            shown = escape(label) + (f"\n[dim]{escape(note)}[/]" if note else "")
+            table.add_row(escape(section["name"]) if j == 0 else "", shown, value,
+                          end_section=j == len(rows) - 1 and i < len(sections) - 1)
     console.print(table)
+    missing = report.get("not_run") or []
+    if missing:
+        names = ", ".join(m["name"] for m in missing)
+        console.print(f"Not run: {escape(names)}. Add them all: the same command with `--profile full` "
+                      "(small sizes), or one at a time:", highlight=False)
+        for m in missing:
+            console.print(f"  {escape(m['command'])}", soft_wrap=True, highlight=False)

@@ -156,7 +156,10 @@ def load_file(
 
     Returns:
         A :class:`Dataset`; ``meta`` holds ``bad_rows``, ``source_rows``, ``format``,
-        ``label_names_from`` and ``duplicate_texts`` (texts seen more than once, kept).
+        ``label_names_from``, ``duplicate_texts`` (texts seen more than once, kept) and
+        ``rows`` (each example's row number, by id, so that a later check can report a
+        row by its number). A ``split`` with no rows in it is a ConfigError naming the
+        splits that have some.
 
     >>> ds = load_file("reviews.csv", label_names=["negative", "positive"])  # doctest: +SKIP
     """
@@ -175,7 +178,7 @@ def load_file(
     table = _read(source, fmt, needed, encoding, split, label_column)
     _check_columns(source, table, text_column, label_column, pair_column, id_column)
 
-    examples, bad, final_names, names_from = _examples(
+    examples, bad, final_names, names_from, rows = _examples(
         table, text_column, pair_column, frozen, label_column, names, id_column
     )
     duplicates = len(examples) - len({e.text.key for e in examples})
@@ -195,6 +198,7 @@ def load_file(
         "bad_rows": tuple(bad),
         "label_names_from": names_from,
         "duplicate_texts": duplicates,
+        "rows": rows,
         "columns": {
             "text": text_column,
             "pair": pair_column,
@@ -215,7 +219,10 @@ def load_file(
         return Dataset(
             dataset.name, dataset.examples, final_names, table.split, dataset.source, meta
         )
-    return split_dataset(dataset, split, seed=seed)
+    part = split_dataset(dataset, split, seed=seed)
+    if not len(part):
+        _empty_split(source, split, part)
+    return part
 
 
 # ---- argument checks ----------------------------------------------------------------------
@@ -238,8 +245,8 @@ def _format(source: Path, value: str | FileFormat | None) -> FileFormat:
         return FileFormat(value.lower() if isinstance(value, str) else value)
     except ValueError:
         raise ConfigError(
-            f"The 'file_format' parameter must be one of {[f.value for f in FileFormat]} "
-            f"or None (guess from the suffix). Got {value!r} instead."
+            f"The 'file_format' parameter must be one of {[f.value for f in FileFormat]}, or left out to "
+            f"take the format from the file name. Got {value!r} instead."
         ) from None
 
 
@@ -319,6 +326,20 @@ def _check_columns(
                 f"Column {column!r} (the '{parameter}' parameter) is not in {source}. "
                 f"Available columns: {', '.join(map(repr, table.columns)) or '(none)'}."
             )
+
+
+def _empty_split(source: Path, split: str, part: Dataset) -> None:
+    """A split asked of a file that has no rows in it is a usage error naming the splits
+    that do (a 4-row file has no test rows under the 80/10/10 rule)."""
+    sizes = dict(part.meta.get("split_sizes") or {})  # type: ignore[call-overload]
+    total = sum(sizes.values())
+    shown = ", ".join(f"{name} {count:,}" for name, count in sizes.items())
+    existing = ", ".join(["all", *(name for name, count in sizes.items() if count)])
+    raise ConfigError(
+        f"The '--split' option asks for {split!r}, but {source} has no rows in that split: the seeded "
+        f"80/10/10 split of its {total:,} usable rows gives {shown}. Splits with rows: {existing}. Leave "
+        f"--split out (or give --split all) to use every row of your file (Python: split='all')."
+    )
 
 
 def _stem(path: Path) -> str:
@@ -653,8 +674,9 @@ def _examples(
     label_column: str,
     names: tuple[str, ...] | None,
     id_column: str | None,
-) -> tuple[list[Example], list[BadRow], tuple[str, ...], str]:
-    """Examples from the table's records, and the bad rows, sorted by row number."""
+) -> tuple[list[Example], list[BadRow], tuple[str, ...], str, dict[str, int]]:
+    """Examples from the table's records, the bad rows (sorted by row number), the label
+    names, where they came from, and each example's row number (by id)."""
     raws = [_raw_label(record.get(label_column)) for _, record in table.records]
     names_from = "given"
     if names is None and table.label_names is not None:
@@ -665,6 +687,7 @@ def _examples(
 
     bad: list[BadRow] = list(table.problems)
     examples: list[Example] = []
+    rows: dict[str, int] = {}
     seen_ids: dict[str, int] = {}
     for (number, record), raw in zip(table.records, raws):
         reasons: list[str] = []
@@ -717,5 +740,6 @@ def _examples(
         if built is None or label is None:  # unreachable: a reason was recorded
             continue
         examples.append(Example(example_id, built, label))
+        rows[example_id] = number
     bad.sort(key=lambda b: b.row)
-    return examples, bad, names, names_from
+    return examples, bad, names, names_from, rows

@@ -213,6 +213,9 @@ class CausalRescoreFillIn(LazyCausalLM):
             return torch.cat(picked) if picked else torch.zeros(0)
 
         totals: list[np.ndarray] = []
+        from textrobust.assets.offline import quiet_transformers_notices
+
+        quiet_transformers_notices()  # past_key_values= is the name transformers>=4.45 all accept
         for group in groups:
             members = [self._encode_text(t) for t in group]
             first = min((_first_difference(members[0], m) for m in members[1:]), default=len(members[0]))

@@ -430,6 +430,9 @@ class ProductFillIn(LazyCausalLM):
             rows += [r] * count
             cols += range(first, first + count)
             targets += job.targets
+        from textrobust.assets.offline import quiet_transformers_notices
+
+        quiet_transformers_notices()  # past_key_values= is the name transformers>=4.45 all accept
         with torch.inference_mode():
             hidden = lm.model.base_model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True

@@ -682,12 +682,17 @@ class BoundsSummary:
     exact: int
     exact_share: float
     exact_radius_counts: dict[int, int]
+    #: the mean lower bound over the same ``with_upper`` examples as ``mean_upper`` (the
+    #: two means compare), and over the others (no adversarial example known: lower only)
+    mean_lower_with_upper: float = math.nan
+    mean_lower_without_upper: float = math.nan
 
 
 def bounds_summary(results: Sequence[RadiusResult]) -> BoundsSummary:
     """Bounds on ``R`` over the examples: mean lower bound, mean upper bound (where an
-    adversarial example is known), the share where ``R`` is exact, the distribution of
-    exact radii, and how many were proven robust on all of ``Omega(X)``."""
+    adversarial example is known) with the mean lower bound over those same examples and
+    over the rest, the share where ``R`` is exact, the distribution of exact radii, and how
+    many were proven robust on all of ``Omega(X)``."""
     bounds = [prover.bounds for _, prover in _proven(results)]
     n = len(bounds)
     lower = [b.lower for b in bounds]
@@ -707,6 +712,8 @@ def bounds_summary(results: Sequence[RadiusResult]) -> BoundsSummary:
         exact=len(exact),
         exact_share=len(exact) / n if n else math.nan,
         exact_radius_counts=dict(sorted(histogram.items())),
+        mean_lower_with_upper=_mean([b.lower for b in bounds if b.upper is not None]),
+        mean_lower_without_upper=_mean([b.lower for b in bounds if b.upper is None]),
     )
 
 

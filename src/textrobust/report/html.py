@@ -129,7 +129,7 @@ def _table(table: Mapping[str, Any]) -> dict[str, Any]:
     rows = [[_cell(c) for c in row] for row in table["rows"]]
     columns = [{"text": name, "num": bool(rows) and all(row[i]["num"] or row[i]["na"] for row in rows)
                 and any(row[i]["num"] for row in rows)} for i, name in enumerate(table["columns"])]
-    return {"title": table["title"], "columns": columns, "rows": rows}
+    return {"title": table["title"], "columns": columns, "rows": rows, "note": table.get("note")}
 
 
 def _svg_uri(svg: str) -> str:
@@ -153,6 +153,30 @@ def _analysis(section: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _data_notes(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Rows of the data box: how many analysed texts the length limit cut or rejected, and
+    which rows ``--skip-bad-rows`` skipped."""
+    notes: list[tuple[str, str]] = []
+    limit = data.get("length_limit")
+    if limit:
+        words = format_value(limit["max_words"], "int")
+        parts = []
+        if limit["truncated"]:
+            parts.append(f"{format_value(limit['truncated'], 'int')} analysed text(s) cut to their first {words} "
+                         "words (--max-words; the ids are in summary.json)")
+        if limit["rejected"]:
+            parts.append(f"{format_value(limit['rejected'], 'int')} analysed text(s) longer than {words} words "
+                         "counted as errors (--length-policy error)")
+        notes.append(("long texts", "; ".join(parts) or f"none cut (limit {words} words per text)"))
+    skipped = data.get("skipped_rows")
+    if skipped:
+        more = skipped["count"] - len(skipped["shown"])
+        shown = "; ".join(skipped["shown"]) + (f"; and {format_value(more, 'int')} more" if more > 0 else "")
+        notes.append(("rows skipped", f"{format_value(skipped['count'], 'int')} bad row(s) (--skip-bad-rows): "
+                                      f"{shown}"))
+    return notes
+
+
 def _page(report: Mapping[str, Any]) -> dict[str, Any]:
     data, run = report["data"], report["run"]
     run_rows = [("time", f"{run['seconds']:,.1f} s"),
@@ -168,10 +192,11 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
         "victim": {"name": report["victim"]["name"], "path": report["victim"]["path"],
                    "card": _card(report["victim"].get("card"))},
         "data": {"name": data["name"], "split": data["split"], "examples": format_value(data["examples"], "int"),
-                 "labels": data["label_names"]},
+                 "labels": data["label_names"], "notes": _data_notes(data)},
         "verdict": report["verdict"],
         "analyses": [_analysis(s) for s in report["analyses"]],
         "glance_figures": GLANCE_FIGURES,
+        "not_run": list(report.get("not_run") or []),
         "run": run_rows,
         "schema": report["schema"], "version": report["textrobust_version"], "created_at": report["created_at"],
     }

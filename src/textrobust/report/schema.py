@@ -10,17 +10,24 @@ rejected, so a misspelt key fails loudly instead of vanishing from the page)::
     created_at          str (ISO 8601 time)
     title               str
     victim              {name: str, path: str, card: {str: JSON} | None}
-    data                {name: str, split: str, examples: int, label_names: [str]}
+    data                {name: str, split: str, examples: int, label_names: [str],
+                         length_limit: {max_words: int, policy: str, truncated: int,
+                                        rejected: int} | None,
+                         skipped_rows: {count: int, shown: [str]} | None}
     verdict             {level: "good" | "fair" | "poor" | "unknown", headline: str, points: [str]}
     run                 {seconds: float, queries: int, executor: str, workers: int, store: str,
                          resumed: bool, seed: int | None}
     analyses            [Analysis]
+    profile             str | None (the ``--profile`` of ``textrobust audit``)
+    not_run             [{name: str, title: str, command: str}] | None (registered analyses
+                         this audit left out, each with the command that runs it)
 
     Analysis   {name: str (letters, digits, "_", "-", "."; unique), title: str, paper: str,
                 settings: {str: JSON}, counts: {units, ok, errors, budget_exhausted: int},
                 headline: [{label: str, value: float | int | str | None,
                             format: "%" | "int" | "float" | "text", note: str | None}],
-                tables: [{title: str, columns: [str], rows: [[scalar | None]]}],
+                tables: [{title: str, columns: [str], rows: [[scalar | None]],
+                          note: str | None (what the columns mean)}],
                 figures: [{title: str, svg: str (a complete SVG document), caption: str}],
                 examples: [{id: str, status: str, label: str, prediction_before: str | None,
                             prediction_after: str | None, original: [str], perturbed: [str],
@@ -74,11 +81,25 @@ class Victim(TypedDict):
     card: NotRequired[dict[str, Any] | None]
 
 
+class LengthLimit(TypedDict):
+    max_words: int
+    policy: str
+    truncated: int  # analysed texts cut to max_words
+    rejected: int  # analysed texts turned into error records
+
+
+class SkippedRows(TypedDict):
+    count: int
+    shown: list[str]  # "row 3: empty text", the first ones
+
+
 class DataInfo(TypedDict):
     name: str
     split: str
     examples: int
     label_names: list[str]
+    length_limit: NotRequired[LengthLimit | None]
+    skipped_rows: NotRequired[SkippedRows | None]
 
 
 class Verdict(TypedDict):
@@ -115,6 +136,13 @@ class Table(TypedDict):
     title: str
     columns: list[str]
     rows: list[list[float | int | str | bool | None]]
+    note: NotRequired[str | None]
+
+
+class NotRun(TypedDict):
+    name: str
+    title: str
+    command: str
 
 
 class Figure(TypedDict):
@@ -166,6 +194,8 @@ class Report(TypedDict):
     verdict: Verdict
     run: RunInfo
     analyses: list[AnalysisSection]
+    profile: NotRequired[str | None]
+    not_run: NotRequired[list[NotRun] | None]
 
 
 # ---- the same declaration, as checkers ----------------------------------------------------------
@@ -256,6 +286,15 @@ def _opt_json_object(value: Any, path: str) -> None:
         _json_object(value, path)
 
 
+def _optional(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    """``check``, or null."""
+    def run(value: Any, path: str) -> None:
+        if value is not None:
+            check(value, path)
+
+    return run
+
+
 def _list_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     def run(value: Any, path: str) -> None:
         if not isinstance(value, (list, tuple)):
@@ -298,7 +337,8 @@ def _join(path: str, key: str) -> str:
 
 
 def _table(value: Any, path: str) -> None:
-    _object({"title": _STR, "columns": _list_of(_STR), "rows": _list_of(_list_of(_SCALAR))})(value, path)
+    _object({"title": _STR, "columns": _list_of(_STR), "rows": _list_of(_list_of(_SCALAR))},
+            {"note": _OPT_STR})(value, path)
     width = len(value["columns"])
     for i, row in enumerate(value["rows"]):
         if len(row) != width:
@@ -337,12 +377,16 @@ _REPORT = _object({
     "created_at": _STR,
     "title": _STR,
     "victim": _object({"name": _STR, "path": _STR}, {"card": _opt_json_object}),
-    "data": _object({"name": _STR, "split": _STR, "examples": _COUNT, "label_names": _list_of(_STR)}),
+    "data": _object({"name": _STR, "split": _STR, "examples": _COUNT, "label_names": _list_of(_STR)},
+                    {"length_limit": _optional(_object({"max_words": _COUNT, "policy": _STR, "truncated": _COUNT,
+                                                        "rejected": _COUNT})),
+                     "skipped_rows": _optional(_object({"count": _COUNT, "shown": _list_of(_STR)}))}),
     "verdict": _object({"level": _choice(LEVELS), "headline": _STR, "points": _list_of(_STR)}),
     "run": _object({"seconds": _NUMBER, "queries": _COUNT, "executor": _STR, "workers": _COUNT,
                     "store": _STR, "resumed": _BOOL}, {"seed": _OPT_INT}),
     "analyses": _list_of(_ANALYSIS),
-})
+}, {"profile": _OPT_STR,
+    "not_run": _optional(_list_of(_object({"name": _NAME, "title": _STR, "command": _STR})))})
 
 
 def validate_report(report: Any) -> None:

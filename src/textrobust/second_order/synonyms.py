@@ -36,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from textrobust.attack.candidates.labelled import SourceScore
 from textrobust.attack.candidates.wordnet import WordNetSynonyms
 from textrobust.attack.problem import Substitution
 from textrobust.errors import ConfigError
@@ -67,22 +68,9 @@ class LabelledPair:
     split: str
 
 
-@dataclass(frozen=True)
-class PairScore:
-    """How a pair rule fares on labelled pairs."""
-
-    n: int
-    accepted: int
-    true_positives: int
-    positives: int
-
-    @property
-    def precision(self) -> float:
-        return self.true_positives / self.accepted if self.accepted else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.true_positives / self.positives if self.positives else 0.0
+#: How a pair rule fares on labelled pairs: the same counts as a candidate source on the
+#: labelled substitution set.
+PairScore = SourceScore
 
 
 def labelled_pairs(split: str | None = None, path: str | Path | None = None) -> list[LabelledPair]:

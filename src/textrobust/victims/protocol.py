@@ -65,9 +65,29 @@ class GradientVictim(Victim, Protocol):
 
 
 def as_texts(texts: Sequence[Text | str]) -> list[Text]:
-    """``texts`` as :class:`Text` objects: every victim accepts plain strings too."""
-    if isinstance(texts, (str, Text)):
-        from textrobust.errors import ConfigError
+    """``texts`` as :class:`Text` objects: every victim accepts plain strings too.
 
+    Anything else is a :class:`~textrobust.errors.ConfigError` naming the first bad item's
+    index and type (it used to surface as an ``AttributeError`` deep in the query layer).
+    """
+    from textrobust.errors import ConfigError
+
+    if isinstance(texts, (str, Text)):
         raise ConfigError("probabilities() takes a list of texts; wrap a single text in a list: [text].")
-    return [t if type(t) is Text else Text.from_string(t) if isinstance(t, str) else t for t in texts]
+    try:
+        items = list(texts)
+    except TypeError:
+        raise ConfigError(f"probabilities() takes a list of texts (Text objects or strings). "
+                          f"Got {type(texts).__name__} instead.") from None
+    out: list[Text] = []
+    for index, text in enumerate(items):
+        if type(text) is Text or isinstance(text, Text):
+            out.append(text)
+        elif isinstance(text, str):
+            out.append(Text.from_string(text))
+        else:
+            shown = repr(text)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise ConfigError(f"probabilities() takes Text objects or strings; item {index} of the "
+                              f"{len(items)} texts is of type {type(text).__name__} ({shown}).")
+    return out

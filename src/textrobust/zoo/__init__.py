@@ -17,8 +17,10 @@ from textrobust.zoo.cards import VictimCard
 from textrobust.zoo.default import (
     DEFAULT_ARCH,
     DEFAULT_DATASET,
+    cached_victim,
     default_victim_dir,
     ensure_default_victim,
+    zoo_victim_dir,
 )
 from textrobust.zoo.io import is_victim_folder, load_victim, read_card, save_victim
 from textrobust.zoo.training import (
@@ -44,6 +46,7 @@ __all__ = [
     "VectorInit",
     "VictimCard",
     "WordVocab",
+    "cached_victim",
     "default_victim_dir",
     "ensure_default_victim",
     "is_victim_folder",
@@ -52,4 +55,5 @@ __all__ = [
     "rich_progress",
     "save_victim",
     "train_victim",
+    "zoo_victim_dir",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "FORMAT",
     "VOCAB_FILE",
     "WEIGHTS_FILE",
+    "check_victim_target",
     "is_victim_folder",
     "load_victim",
     "read_card",
@@ -75,12 +76,10 @@ def is_victim_folder(path: Path) -> bool:
     return path.is_dir() and _folder_kind(path) is not None and (path / WEIGHTS_FILE).is_file()
 
 
-def write_victim_folder(out: Path, write: Callable[[Path], None]) -> Path:
-    """Run ``write(tmp)`` on a fresh folder beside ``out``, then move it to ``out``.
-
-    An existing ``out`` is replaced only when it is an empty folder or a victim folder;
-    anything else raises :class:`VictimError` so no unrelated data is ever deleted.
-    """
+def check_victim_target(out: Path) -> Path:
+    """``out`` resolved, if a victim may be saved there: a new folder, an empty one or a
+    victim folder (replaced); else :class:`VictimError`. Check it before a long training,
+    not only when saving."""
     out = Path(out).expanduser().resolve()
     if out.exists():
         if not out.is_dir():
@@ -90,6 +89,16 @@ def write_victim_folder(out: Path, write: Callable[[Path], None]) -> Path:
                 f"Cannot save a victim to {out}: the folder is not empty and is not a victim folder "
                 f"(no {CONFIG_FILE} of a victim). Choose an empty or new folder."
             )
+    return out
+
+
+def write_victim_folder(out: Path, write: Callable[[Path], None]) -> Path:
+    """Run ``write(tmp)`` on a fresh folder beside ``out``, then move it to ``out``.
+
+    An existing ``out`` is replaced only when it is an empty folder or a victim folder;
+    anything else raises :class:`VictimError` so no unrelated data is ever deleted.
+    """
+    out = check_victim_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -166,7 +175,8 @@ def load_victim(path: Path | str, *, batch_size: int = 64) -> Any:
     folder = Path(path).expanduser()
     expected = (
         f"a victim folder holds {CONFIG_FILE} and {WEIGHTS_FILE} (plus {VOCAB_FILE} for a zoo word "
-        f"model, and {CARD_FILE}); train one with textrobust.zoo.train_victim"
+        f"model, and {CARD_FILE}); train one with `textrobust train cnn --out FOLDER` "
+        "(Python: textrobust.zoo.train_victim)"
     )
     if not folder.exists():
         raise VictimError(f"Victim folder {folder} does not exist: {expected}.")

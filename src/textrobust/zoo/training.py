@@ -180,6 +180,9 @@ def train_victim(
         raise ConfigError(f"The 'seed' parameter of train_victim must be an int. Got {seed!r} instead.")
     if out is None:
         raise ConfigError("The 'out' parameter of train_victim is required: the folder to save the victim in.")
+    from textrobust.zoo.io import check_victim_target
+
+    check_victim_target(out)  # before the training, not after it
 
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -236,8 +239,10 @@ def accuracy(module: Any, tokenizer: Any, dataset: Dataset, batch_size: int = 25
 
 @contextmanager
 def rich_progress(description: str = "training") -> Iterator[Progress]:
-    """A progress callback that draws a rich progress bar of the training steps on
-    stderr (nothing when ``TEXTROBUST_NO_PROGRESS=1``).
+    """A progress callback that draws a rich progress bar of the training steps (epoch and
+    batch) on stderr; without a terminal (CI, a pipe), one line at every tenth of an
+    epoch's batches and one per finished epoch instead; nothing when
+    ``TEXTROBUST_NO_PROGRESS=1``.
 
     >>> with rich_progress("cnn") as progress:                      # doctest: +SKIP
     ...     train_victim("cnn", out=path, progress=progress)
@@ -253,11 +258,16 @@ def rich_progress(description: str = "training") -> Iterator[Progress]:
     )
     from rich.progress import Progress as RichProgress
 
+    console = Console(stderr=True)
+    off = os.environ.get("TEXTROBUST_NO_PROGRESS", "") not in ("", "0")
+    if not off and not console.is_terminal:
+        yield _progress_lines(description, console)
+        return
     bar = RichProgress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
         TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=os.environ.get("TEXTROBUST_NO_PROGRESS", "") not in ("", "0"),
+        console=console,
+        disable=off,
     )
     task = bar.add_task(description, total=None, info="")
     state = {"dev": ""}
@@ -266,7 +276,8 @@ def rich_progress(description: str = "training") -> Iterator[Progress]:
         if event.stage == "step":
             loss = f"loss {event.loss:.3f}" if event.loss is not None else ""
             bar.update(task, total=event.steps * event.epochs, completed=(event.epoch - 1) * event.steps + event.step,
-                       info=f"epoch {event.epoch}/{event.epochs} {loss} {state['dev']}")
+                       info=f"epoch {event.epoch}/{event.epochs} batch {event.step}/{event.steps} {loss} "
+                            f"{state['dev']}")
         elif event.stage == "epoch":
             state["dev"] = f"dev {event.dev_accuracy:.3f} (best {event.best_dev_accuracy:.3f})"
             bar.update(task, info=f"epoch {event.epoch}/{event.epochs} {state['dev']}")
@@ -275,6 +286,30 @@ def rich_progress(description: str = "training") -> Iterator[Progress]:
 
     with bar:
         yield update
+
+
+def _progress_lines(description: str, console: Any) -> Progress:
+    """The callback of :func:`rich_progress` without a terminal: plain lines."""
+
+    def say(line: str) -> None:
+        console.print(f"{description}: {line}", markup=False, highlight=False, soft_wrap=True)
+
+    def update(event: TrainingEvent) -> None:
+        if event.stage == "step":
+            if event.epoch == 1 and event.step == 1:
+                say(f"{event.epochs} epoch(s) of {event.steps:,} batches")
+            tenth = max(1, -(-event.steps // 10))
+            if event.step % tenth == 0 and event.step < event.steps:
+                loss = "" if event.loss is None else f", loss {event.loss:.3f}"
+                say(f"epoch {event.epoch}/{event.epochs}, batch {event.step:,}/{event.steps:,}{loss} "
+                    f"({event.elapsed:,.0f} s)")
+        elif event.stage == "epoch":
+            say(f"epoch {event.epoch}/{event.epochs} done: dev accuracy {event.dev_accuracy:.3f} "
+                f"(best {event.best_dev_accuracy:.3f}) ({event.elapsed:,.0f} s)")
+        else:
+            say(f"done: dev accuracy {event.dev_accuracy:.3f} ({event.elapsed:,.0f} s)")
+
+    return update
 
 
 # ---- internals -------------------------------------------------------------------------

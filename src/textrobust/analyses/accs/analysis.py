@@ -173,6 +173,7 @@ class AccsAnalysis(Analysis):
              "and Adjusted Constraint C-Statistic (ACCS).")
     settings_type = AccsAnalysisSettings
     record_type = AccsRecord
+    unit = "sweeps"  # per example: one per constraint model and one of the victim
 
     def __init__(self, settings: Any = None, *, components: Callable[[AccsSettings], AccsComponents] | None = None,
                  scorers: Callable[[str], Any] | None = None) -> None:

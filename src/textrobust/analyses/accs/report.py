@@ -118,17 +118,25 @@ def accs_section(summary: AccsSummary, records: Sequence[AccsRecord], label_name
     for row in summary.rows:
         span = _span(*_interval(summary, row.constraint))
         heads.append(headline(f"ACCS, {row.constraint}", row.accs, "float",
-                              f"{summary.bootstrap.level:.0%} bootstrap interval {span or 'n/a'}; "
-                              "1 = never fooled before the victim is"))
+                              "how well this similarity model works as an attack's constraint: 1 = as its "
+                              "threshold loosens it admits the victim's adversarial examples before any "
+                              "meaning-flipping antonym swap, 0 = both at once; "
+                              f"{summary.bootstrap.level:.0%} bootstrap interval {span or 'n/a'}"))
     first_row = summary.rows[0] if summary.rows else None
-    heads += [headline("sentences", summary.examples, "int"),
+    heads += [headline("sentences", summary.examples, "int", "test sentences attacked at every threshold"),
               headline("victim right (first order attacked)",
-                       first_row.attacked_first_order if first_row else None, "int"),
-              headline("thresholds", len(summary.epsilons), "int")]
+                       first_row.attacked_first_order if first_row else None, "int",
+                       "sentences the victim classifies right: the first-order attack runs on these"),
+              headline("thresholds", len(summary.epsilons), "int",
+                       "similarity thresholds eps swept to draw each constraint robustness curve")]
     tables = [
         table("ACCS per constraint model", ["model", "ACCS", "95% interval", "trapezoid", "max 1st", "max 2nd"],
               [[r.constraint, r.accs, _span(*_interval(summary, r.constraint)), r.accs_trapezoid,
-                r.max_first_order, r.max_second_order] for r in summary.rows]),
+                r.max_first_order, r.max_second_order] for r in summary.rows],
+              note="ACCS: the area under the staircase curve (see the figure); trapezoid: the same area with "
+                   "straight lines between the points (the released code's); max 1st, max 2nd: the largest "
+                   "first-order (victim flipped) and second-order (antonym swap accepted) success rates, "
+                   "by whose product the area is divided."),
         table("seconds per sentence", ["model", "1st order", "2nd order", "LM warm-up"],
               [[r.constraint, r.first_order_seconds_per_example, r.second_order_seconds_per_example,
                 summary.lm_warm_seconds_per_example] for r in summary.rows]),
@@ -183,5 +191,6 @@ def _point(summary: AccsSummary) -> str | None:
         else:
             parts.append(f"{row.constraint}: ACCS {row.accs:.2f}, antonym swaps accepted on up to "
                          f"{row.max_second_order:.0%} of sentences")
-    return (f"Similarity constraint over {summary.examples} sentences (ACCS 1 = never fooled before the "
-            f"victim is, 0 = fooled at once): " + "; ".join(parts) + ".")
+    return (f"Similarity constraint over {summary.examples} sentences (ACCS 1: as its threshold loosens, it "
+            "lets the victim's adversarial examples through before any meaning-flipping antonym swap; 0: both "
+            "at once): " + "; ".join(parts) + ".")

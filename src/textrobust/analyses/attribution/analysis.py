@@ -219,14 +219,20 @@ def summarise_records(settings: AttributionSettings, records: Sequence[Attributi
             sim_m, sim_s, _ = stat([x.similarity for x in kept])
             pp_m, pp_s, _ = stat([x.relative_perplexity for x in kept])
             ge_m, ge_s, _ = stat([x.grammar_increase for x in kept])
-            ks_m, ks_s, ks_n = stat([x.k_semantic for x in kept])
-            kp_m, kp_s, kp_n = stat([x.k_perplexity for x in kept])
+            # k recomputed from the stored distances: records stored by an older version
+            # (a negative k_PP where perplexity fell) are summarised by today's rule
+            ks_m, ks_s, ks_n = stat([lipschitz_k(x.attribution_distance, x.semantic_distance, prediction_kept=True,
+                                                 changed_words=x.changed) for x in kept])
+            k_pp = [lipschitz_k(x.attribution_distance, x.relative_perplexity, prediction_kept=True,
+                                changed_words=x.changed) for x in kept]
+            kp_m, kp_s, kp_n = stat(k_pp)
+            kp_undefined = sum(1 for x, k in zip(kept, k_pp) if k is None and x.relative_perplexity is not None)
             seconds = float(np.mean([x.seconds for x in runs])) if runs else float("nan")
             total = sum(x.seconds for x in runs)
             share = sum(x.attribution_seconds for x in runs) / total if total > 0 else float("nan")
             points.append(CurvePoint(attack, rho, len(runs), float(np.mean([x.rho for x in runs])) if runs
                                      else float("nan"), pcc_m, pcc_s, sim_m, sim_s, pp_m, pp_s, ge_m, ge_s,
-                                     ks_m, ks_s, ks_n, kp_m, kp_s, kp_n, seconds, share))
+                                     ks_m, ks_s, ks_n, kp_m, kp_s, kp_n, seconds, share, kp_undefined))
     aucs = []
     for attack in settings.attacks:
         mine = [p for p in points if p.attack == attack]

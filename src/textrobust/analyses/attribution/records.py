@@ -61,7 +61,9 @@ class AttributionRecord(Record):
 @dataclass(frozen=True)
 class CurvePoint:
     """Figure 2 of the paper at one (attack, rho_max): means and standard deviations over
-    the examples (``k_*_n``: how many examples have k defined)."""
+    the examples (``k_*_n``: how many examples have k defined; ``k_perplexity_undefined``:
+    how many kept, changed texts have no k_PP because their perplexity did not rise,
+    relative perplexity <= 0: see :mod:`~textrobust.analyses.attribution.robustness`)."""
 
     attack: str
     rho_max: float
@@ -83,6 +85,7 @@ class CurvePoint:
     k_perplexity_n: int
     seconds_mean: float
     attribution_share: float
+    k_perplexity_undefined: int = 0
 
 
 @dataclass(frozen=True)

@@ -72,11 +72,20 @@ def attribution_section(s: AttributionSummary, records: Sequence[AttributionReco
     attacks = list(dict.fromkeys(p.attack for p in s.points))
     by_attack = {a: [p for p in s.points if p.attack == a] for a in attacks}
     auc = {a.attack: a for a in s.aucs}
-    heads = [headline(f"AUC_k (MiniLM), {a.upper()}", auc[a].auc_k_semantic, "float") for a in attacks]
+    heads = [headline(f"AUC_k (MiniLM), {a.upper()}", auc[a].auc_k_semantic, "float",
+                      f"how far {a.upper()} moves the explanation per unit of text change (k), summed over the "
+                      "attack strengths rho_max; higher = less robust explanations") for a in attacks]
     if "tea" in auc and "tef" in auc:
         heads.append(headline("AUC_k increase TEA over TEF (MiniLM)", s.relative_increase_semantic, "%",
                               "(AUC_TEA - AUC_TEF) / AUC_TEF; the paper reports 30-50%"))
-        heads.append(headline("AUC_k increase TEA over TEF (perplexity)", s.relative_increase_perplexity, "%"))
+        heads.append(headline("AUC_k increase TEA over TEF (perplexity)", s.relative_increase_perplexity, "%",
+                              "the same, with the relative perplexity increase as the text distance"))
+    undefined = sum(p.k_perplexity_undefined for p in s.points)
+    if undefined:
+        heads.append(headline("perturbed texts without k_PP (perplexity fell)", undefined, "int",
+                              "k_PP divides by the relative perplexity increase (Eq. 6), a distance only when "
+                              "positive; these texts read more fluently than the original and are left out "
+                              "of k_PP and AUC_k(PP)"))
     heads.append(headline("explanations moved (PCC < 0.5)", s.moved_share, "%",
                           f"{attacks[0].upper()} at the largest rho_max, prediction kept"))
     heads.append(headline("predictions changed", s.prediction_changed, "int", "must be 0 (Eq. 3)"))
@@ -84,9 +93,15 @@ def attribution_section(s: AttributionSummary, records: Sequence[AttributionReco
              p.relative_perplexity_mean, p.grammar_increase_mean, p.k_semantic_mean, p.k_semantic_std,
              p.k_perplexity_mean, p.seconds_mean, p.attribution_share] for p in s.points]
     tables = [
-        table("Figure 2: metrics per rho_max (means over examples; k undefined when the text distance is 0)",
+        table("Figure 2: metrics per rho_max (means over examples; k undefined, and left out, when the text "
+              "distance is not positive)",
               ["attack", "rho_max", "rho (true)", "runs", "PCC", "PCC std", "STS (MiniLM)", "relative PP",
-               "grammar errors +", "k MiniLM", "k MiniLM std", "k PP", "seconds", "share in attribution"], rows),
+               "grammar errors +", "k MiniLM", "k MiniLM std", "k PP", "seconds", "share in attribution"], rows,
+              note="rho_max: the largest share of words the attack may change, rho (true): the share it changed; "
+                   "PCC: Pearson correlation of the original and perturbed attributions (1 = unchanged); STS: "
+                   "MiniLM cosine of the two texts; relative PP: relative perplexity increase; k: attribution "
+                   "distance divided by text distance (MiniLM or PP); share in attribution: the share of the "
+                   "time spent computing attributions."),
         table("AUC_k over rho_max (trapezoid)", ["attack", "AUC_k MiniLM", "AUC_k PP"],
               [[a.attack, a.auc_k_semantic, a.auc_k_perplexity] for a in s.aucs]),
     ]
@@ -150,6 +165,7 @@ def attribution_section(s: AttributionSummary, records: Sequence[AttributionReco
         figures.append(figure(f"Attribution map, example {record.example_id}", svg,
                               "Changed words are bold and framed."))
     point = None if not math.isfinite(s.moved_share) else (
-        f"attribution: {s.moved_share:.0%} of explanations moved to PCC < 0.5 while the prediction stayed")
+        f"attribution: {s.moved_share:.0%} of the explanations moved (Pearson correlation with the original "
+        "below 0.5) while the prediction stayed the same.")
     return {"headline": heads, "tables": tables, "figures": figures, "examples": examples,
             "risk": None if not math.isfinite(s.moved_share) else s.moved_share, "point": point}

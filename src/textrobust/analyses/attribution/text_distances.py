@@ -9,7 +9,9 @@ Ivankay et al. (../shared/papers/attribution-robustness-tea.txt), section 4.2:
 - relative perplexity increase (Eq. 6): ``(PP(s~) - PP(s)) / (PP(s) + eps)`` under a
   causal LM: Gemma 3 270M (``textrobust.lm``, the optional ``lm`` extra) instead of the
   paper's GPT-2, which is not available offline. When Gemma is missing the distance is
-  recorded as absent (None), never a crash;
+  recorded as absent (None), never a crash. It is below 0 when the perturbed text reads
+  more fluently than the original; it is then recorded as measured, but no k_PP is
+  computed from it (:mod:`.robustness`: Eq. 2 divides by a distance);
 - grammar errors: the increase in errors of :mod:`.grammar`'s checker (link-grammar's
   unlinked words instead of LanguageTool, which cannot run offline).
 """

@@ -7,7 +7,7 @@ Text Classification through Maximal Safe Radius Computation"
 the victim's *prediction* (the MSR is about the decision boundary, not the label):
 
 - **upper bound** (Section 2.2): :class:`~textrobust.attack.searches.mcts.MCTSSearch` over
-  word-position sets up to ``max_words``, candidates the ``neighbours`` closest words in L2
+  word-position sets up to ``max_set_size``, candidates the ``neighbours`` closest words in L2
   of the victim's normalised embedding (:mod:`textrobust.analyses.msr.space`), filtered by
   part of speech in context (spaCy, offline); a set's bound is the distance of the closest
   success that changed only words of the set, over the set's diameter;
@@ -15,12 +15,21 @@ the victim's *prediction* (the MSR is about the decision boundary, not the label
   the zoo's CNN and bag of words, a forward-mode linear relaxation in POPQORN's setting
   for its LSTM, or IBP when asked), by bisection to a relative
   ``tolerance``, for every word (``|I| = 1``) and for ``multi_sets`` random sets of each
-  size ``2..max_words`` (the paper, too, estimates multi-word bounds on random sets);
+  size ``2..max_set_size`` (the paper, too, estimates multi-word bounds on random sets);
 - the gap between them, the lower bound by word position (Figure 6), and LIME's word
   ranking against the bounds' (Section 3.3), by Spearman's rank correlation.
 
 Victims that are not zoo word models get the upper bound only; their lower bound is
 recorded as ``not supported for this architecture`` (a status, never a number).
+
+Normalisation: every bound is reported twice. ``sizes`` divides by Definition 1's ``d``,
+the distance from the text to the farthest corner of the normalised cube over ``I``
+(``1.0`` = no substitution of those words changes the class); ``sizes_embedding`` divides
+by the diameter of the embedding, ``sqrt(D)`` in L2 (1 in L-infinity), as the paper's
+Tables 2-6 do (Table 4: "an embedding of dimension d will have a diameter equal to
+sqrt(d)"). For one word ``d`` lies between ``sqrt(D) / 2`` and ``sqrt(D)``, so the
+second figures are smaller by the factor ``sqrt(D) / d``; compare with the paper only in
+its own convention.
 Departures: Table 3's convention of counting a word without a successful substitution at
 the diameter (normalised 1.0) is followed for the mean upper bound and said in the report;
 the simulations per vertex default to 32 (the paper: 1000) and the neighbours to 100 (the
@@ -51,6 +60,10 @@ __all__ = ["MsrAnalysis", "MsrRecord", "MsrSettings", "MsrSummary", "SetBound", 
 _PAPER = ("La Malfa, Wu, Laurenti, Wang, Hartshorn and Kwiatkowska 2020, \"Assessing Robustness of Text "
           "Classification through Maximal Safe Radius Computation\"")
 UNSUPPORTED = "not supported for this architecture"
+#: What ``sizes`` and ``sizes_embedding`` of a summary are divided by (stored in summary.json).
+NORMALISATION = ("sizes: bounds / d, Definition 1's diameter (the distance from the text to the farthest corner "
+                 "of the normalised cube over I; 1.0 = safe against any substitution); sizes_embedding: bounds / "
+                 "embedding_diameter (sqrt(D) in L2, 1 in L-infinity), the paper's Tables 2-6 (Table 4)")
 
 
 class MsrNorm(str, Enum):
@@ -64,7 +77,7 @@ class MsrMethod(str, Enum):
 
 
 class MsrSettings(Settings):
-    """``n``: the first n texts; ``max_words``: the largest ``|I|``; ``positions``: words
+    """``n``: the first n texts; ``max_set_size``: the largest ``|I|``; ``positions``: words
     considered per text (the paper's "max length considered"); ``norm``; ``method`` of the
     lower bound; ``tolerance``: relative width of the bisection's last bracket; ``multi_sets``:
     random sets per size >= 2; ``neighbours``: candidates per word; ``pos_filter``: part of
@@ -73,7 +86,7 @@ class MsrSettings(Settings):
     the LIME comparison (zoo victims), with ``lime_samples``."""
 
     n: int | None = Field(default=10, ge=0)
-    max_words: int = Field(default=3, ge=1, le=8)
+    max_set_size: int = Field(default=3, ge=1, le=8)
     positions: int = Field(default=25, ge=1)
     norm: MsrNorm = MsrNorm.L2
     method: MsrMethod = MsrMethod.CROWN
@@ -107,9 +120,13 @@ class WordBound:
 
 @dataclass(frozen=True)
 class SetBound:
+    """A set of positions: bounds normalised by Definition 1's ``diameter`` of the set
+    (None for records stored before it was kept)."""
+
     positions: tuple[int, ...]
     lower: float | None
     upper: float | None
+    diameter: float | None = None
 
 
 @dataclass(frozen=True)
@@ -134,13 +151,15 @@ class MsrRecord(Record):
     spearman: float | None = None
     budget_exhausted: bool = False
     closest_prediction: int | None = None
+    embedding_diameter: float | None = None  # sqrt(D) (L2) or 1 (L-inf): the paper's tables divide by it
 
 
 @dataclass(frozen=True)
 class SizeRow:
     """Tables 2-3 style, for one ``|I|``: mean normalised lower bound (and its std), mean
-    upper bound (a set without success counts 1.0, as the paper's Table 3), share of texts
-    and of sets with a success, share of sets certified for any substitution, mean gap."""
+    upper bound (a set without success counts 1.0, as the paper's Table 3: the diameter),
+    share of texts and of sets with a success, share of sets certified for any
+    substitution, mean gap; normalised as the summary field holding the row says."""
 
     size: int
     sets: int
@@ -176,6 +195,11 @@ class MsrSummary(Summary):
     seconds_per_text_upper: float
     queries: int
     contradictions: int  # an MCTS success closer than a certified radius: must be 0
+    # the same rows divided by the embedding's diameter sqrt(D) (L2; 1 in L-inf), the
+    # paper's convention (Table 4); ``sizes`` divides by Definition 1's farthest-corner d
+    sizes_embedding: tuple[SizeRow, ...] = ()
+    embedding_diameter: float = math.nan
+    normalisation: str = NORMALISATION
 
 
 class _FirstWords:
@@ -231,7 +255,7 @@ class MsrAnalysis(Analysis):
 
     def _search(self, seed: int, distance: Callable[[Text, Text], float] | None = None) -> MCTSSearch:
         s = cast(MsrSettings, self.settings)
-        return MCTSSearch(max_words=s.max_words, simulations=s.simulations, max_iterations=s.iterations,
+        return MCTSSearch(max_words=s.max_set_size, simulations=s.simulations, max_iterations=s.iterations,
                           exploration=s.exploration, seed=seed, distance=distance)
 
     def describe(self) -> dict[str, Any]:
@@ -264,6 +288,7 @@ class MsrAnalysis(Analysis):
 
             constraints = (PartOfSpeech(window=s.pos_window),)
         norm = s.norm.value
+        embedding_diameter = space.embedding_diameter(norm)
         search = self._search(context.seed, lambda a, b: space.distance(a, b, norm))
 
         def analyse(example: Example) -> MsrRecord:
@@ -279,7 +304,7 @@ class MsrAnalysis(Analysis):
                 result = search.explore(text, problem)
             upper_seconds = time.perf_counter() - began
             rng = np.random.default_rng([context.seed & 0xFFFFFFFF, len(text), len(positions)])
-            sets = _sets(positions, s.max_words, s.multi_sets, rng)
+            sets = _sets(positions, s.max_set_size, s.multi_sets, rng)
             lower: dict[tuple[int, ...], float] = {}
             t0 = time.perf_counter()
             ids: list[int] = []
@@ -304,7 +329,8 @@ class MsrAnalysis(Analysis):
                                        None if best is None or d <= 0 else best.distance / d,
                                        None if best is None else best.text.words[p], d,
                                        None if lime is None or p >= len(lime) else float(lime[p])))
-            set_bounds = tuple(SetBound(chosen, lower.get(chosen), _set_upper(result, space, text, chosen, norm))
+            set_bounds = tuple(SetBound(chosen, lower.get(chosen), _set_upper(result, space, text, chosen, norm),
+                                        space.diameter(text, chosen, norm))
                                for chosen in sets)
             spearman = None
             if lime is not None:
@@ -323,23 +349,27 @@ class MsrAnalysis(Analysis):
                 predicted, status, "" if verifier is None else verifier.method_used(s.method.value),
                 space.name, tuple(words), set_bounds, len(result.successes),
                 None if closest is None else closest.text, result.vertices, lower_seconds, upper_seconds,
-                len(lower), spearman, result.outcome.budget_exhausted, after)
+                len(lower), spearman, result.outcome.budget_exhausted, after, embedding_diameter)
 
         return analyse
 
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> MsrSummary:
         s = cast(MsrSettings, self.settings)
         rs = [cast(MsrRecord, r) for r in records]
-        sizes = []
-        for size in range(1, s.max_words + 1):
-            rows: list[tuple[str, float | None, float | None]] = []
+        sizes, sizes_embedding = [], []
+        for size in range(1, s.max_set_size + 1):
+            rows: list[_Bounds] = []
             for r in rs:
                 if size == 1:
-                    rows += [(r.example_id, w.lower, w.upper) for w in r.words]
+                    rows += [(r.example_id, w.lower, w.upper, w.diameter, r.embedding_diameter) for w in r.words]
                 else:
-                    rows += [(r.example_id, b.lower, b.upper) for b in r.sets if len(b.positions) == size]
+                    rows += [(r.example_id, b.lower, b.upper, b.diameter, r.embedding_diameter)
+                             for b in r.sets if len(b.positions) == size]
             if rows:
                 sizes.append(_size_row(size, rows))
+                if all(d is not None and e for _, _, _, d, e in rows):
+                    sizes_embedding.append(_size_row(size, rows, by_embedding=True))
+        diameters = {r.embedding_diameter for r in rs if r.embedding_diameter}
         by_position: dict[int, list[float]] = {}
         for r in rs:
             for w in r.words:
@@ -357,7 +387,9 @@ class MsrAnalysis(Analysis):
             lime_spearman=float(np.mean(spearmans)) if spearmans else math.nan, lime_texts=len(spearmans),
             seconds_per_lower_bound=sum(r.lower_seconds for r in rs) / bounds if bounds else math.nan,
             seconds_per_text_upper=float(np.mean([r.upper_seconds for r in rs])) if rs else math.nan,
-            queries=sum(r.queries for r in rs), contradictions=sum(_contradictions(r) for r in rs))
+            queries=sum(r.queries for r in rs), contradictions=sum(_contradictions(r) for r in rs),
+            sizes_embedding=tuple(sizes_embedding),
+            embedding_diameter=diameters.pop() if len(diameters) == 1 else math.nan)
 
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
@@ -373,7 +405,7 @@ def _contradictions(record: MsrRecord) -> int:
 
 
 def _sets(positions: Sequence[int], max_words: int, per_size: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
-    """``per_size`` distinct random sets of each size ``2..max_words`` (all when fewer)."""
+    """``per_size`` distinct random sets of each size ``2..max_set_size`` (all when fewer)."""
     out: list[tuple[int, ...]] = []
     for size in range(2, min(max_words, len(positions)) + 1):
         total = math.comb(len(positions), size)
@@ -391,17 +423,31 @@ def _set_upper(result: MCTSResult, space: Any, text: Text, chosen: tuple[int, ..
     return min(inside) / d if inside and d > 0 else None
 
 
-def _size_row(size: int, rows: Sequence[tuple[str, float | None, float | None]]) -> SizeRow:
-    lowers = [lo for _, lo, _ in rows if lo is not None]
-    found = [up for _, _, up in rows if up is not None]
-    uppers = [1.0 if up is None else min(up, 1.0) for _, _, up in rows]
-    texts = {t for t, _, _ in rows}
-    texts_found = {t for t, _, up in rows if up is not None}
-    gaps = [up - lo for _, lo, up in rows if lo is not None and up is not None]
+#: One bounded set: text id, lower and upper bound over Definition 1's ``d``, ``d``, and
+#: the embedding's diameter (``sqrt(D)``).
+_Bounds = tuple[str, float | None, float | None, float | None, float | None]
+
+
+def _size_row(size: int, rows: Sequence[_Bounds], *, by_embedding: bool = False) -> SizeRow:
+    """One row over ``rows``: divided by Definition 1's ``d`` (as stored), or with
+    ``by_embedding`` by the embedding's diameter (the bound times ``d / sqrt(D)``). Either
+    way a set without success counts 1.0 (the diameter, the paper's Table 3), no upper
+    bound counts above it, and "certified for any substitution" means a lower bound that
+    reached ``d``. With ``by_embedding`` every row must carry both diameters."""
+    def factor(d: float | None, e: float | None) -> float:
+        return float(d) / float(e) if by_embedding and d is not None and e else 1.0
+
+    lowers = [lo * factor(d, e) for _, lo, _, d, e in rows if lo is not None]
+    certified = [lo >= 1.0 - 1e-12 for _, lo, _, _, _ in rows if lo is not None]
+    found = [up * factor(d, e) for _, _, up, d, e in rows if up is not None]
+    uppers = [1.0 if up is None else min(up * factor(d, e), 1.0) for _, _, up, d, e in rows]
+    texts = {t for t, *_ in rows}
+    texts_found = {t for t, _, up, _, _ in rows if up is not None}
+    gaps = [(up - lo) * factor(d, e) for _, lo, up, d, e in rows if lo is not None and up is not None]
     nan = math.nan
     return SizeRow(size, len(rows), float(np.mean(lowers)) if lowers else nan,
                    float(np.std(lowers)) if lowers else nan, float(np.mean(uppers)) if uppers else nan,
                    float(np.mean(found)) if found else nan, len(texts_found) / len(texts) if texts else nan,
                    len(found) / len(rows) if rows else nan,
-                   sum(lo >= 1.0 - 1e-12 for lo in lowers) / len(lowers) if lowers else nan,
+                   sum(certified) / len(certified) if certified else nan,
                    float(np.mean(gaps)) if gaps else nan)

@@ -103,8 +103,20 @@ class EmbeddingSpace:
         d = np.concatenate(diffs)
         return float(np.abs(d).max()) if norm == "linf" else float(np.linalg.norm(d))
 
+    def embedding_diameter(self, norm: str = "l2") -> float:
+        """The diameter of the normalised embedding itself, the paper's Table 4: ``sqrt(D)``
+        in L2 (``D`` the dimensions that vary; "an embedding of dimension d will have a
+        diameter equal to sqrt(d)"), 1 in L-infinity. The paper's Tables 2-6 divide the
+        bounds by it; :meth:`diameter` is Definition 1's per-text ``d``."""
+        live = int(np.count_nonzero(self.live))
+        if not live:
+            return 0.0
+        return 1.0 if norm == "linf" else float(np.sqrt(live))
+
     def diameter(self, text: Text, positions: Sequence[int], norm: str = "l2") -> float:
-        """The paper's ``d`` over ``positions``: the farthest point of the cube."""
+        """Definition 1's ``d`` over ``positions``: the distance from the text to the
+        farthest point of the cube (between ``sqrt(D |I|) / 2`` and ``sqrt(D |I|)`` in L2;
+        compare :meth:`embedding_diameter`)."""
         far = []
         for p in positions:
             z = self.vector(text.words[p])

@@ -6,7 +6,7 @@ Every source has one verb, ``candidates(text, positions) -> {position: [Substitu
 
 >>> from textrobust.attack.candidates import CANDIDATE_SOURCES
 >>> CANDIDATE_SOURCES.names()
-['embedding', 'fill_in', 'protected_pairs', 'wordnet_antonyms', 'wordnet_synonyms']
+['embedding', 'fill_in', 'protected_pairs', 'validated', 'wordnet_antonyms', 'wordnet_synonyms']
 >>> from textrobust.text import Text
 >>> source = CANDIDATE_SOURCES.get("protected_pairs")()
 >>> [s.word for s in source.candidates(Text.from_string("He is a king."), [0, 3])[3]]
@@ -31,6 +31,7 @@ from textrobust.attack.candidates.fill_in import FillIn, FillInSource
 from textrobust.attack.candidates.inflection import inflect, match_case
 from textrobust.attack.candidates.protected import GENDER_PAIRS, ProtectedPairs
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
+from textrobust.attack.candidates.validated import Evidence, ValidatedSynonyms, ValidatedSynonymsConfig
 from textrobust.attack.candidates.wordnet import (
     DictLexicon,
     Lexicon,
@@ -46,6 +47,7 @@ __all__ = [
     "GENDER_PAIRS",
     "DictLexicon",
     "EmbeddingNeighbours",
+    "Evidence",
     "FillIn",
     "fill_in_source",
     "FillInSource",
@@ -54,6 +56,8 @@ __all__ = [
     "ProtectedPairs",
     "SpacyTagger",
     "Tagger",
+    "ValidatedSynonyms",
+    "ValidatedSynonymsConfig",
     "VectorSpace",
     "WordNetAntonyms",
     "WordNetLexicon",
@@ -99,4 +103,9 @@ CANDIDATE_SOURCES.add(
     "fill_in", fill_in_source,
     "language-model fill-in: the top k whole words for the masked position (default: the project's MLM)",
 )
-
+CANDIDATE_SOURCES.add(
+    "validated", ValidatedSynonyms,
+    "synonyms checked in context: WordNet's frequent senses, counter-fitted cosine, part of speech and "
+    "inflection, antonym and polarity guards, masked-LM and causal-LM fit (precision measured on the "
+    "labelled substitution set)",
+)

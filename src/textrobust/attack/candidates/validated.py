@@ -1,0 +1,468 @@
+"""The validated synonym source: substitutes that keep the meaning in context.
+
+Every analysis of textrobust measures robustness to meaning-preserving substitutions; the
+papers' own sources (50 counter-fitted neighbours at cos >= 0.5, every WordNet sense) mostly
+are not (issue 28: 2 of 103 TextFooler swaps on the default victim kept the meaning).
+Morris et al. (2020), "Reevaluating Adversarial Examples in Natural Language" (Findings of
+EMNLP), found the same for TextAttack's recipes and proposed stricter constraints; this
+source goes further and checks each candidate word in its sentence.
+
+A candidate ``s`` for the word ``w`` at position ``p`` is proposed by WordNet (a lemma of a
+synset of ``w``'s lemma with its tagged part of speech, inflected back) or by the
+counter-fitted neighbours of ``w`` (the ``k`` nearest), and kept when every check passes:
+
+1. **part of speech and inflection**: ``w`` has a WordNet part of speech (proper nouns,
+   auxiliaries and function words get no candidates) and ``s`` is an inflection of a lemma
+   of that part of speech with ``w``'s Penn Treebank tag (lemminflect);
+2. **no antonym**: ``s``'s lemma is no WordNet antonym of ``w``'s lemma (direct, through
+   adjective satellites, through derivationally related forms and adverb pertainyms),
+   nor the other way round;
+3. **polarity and strength**: the VADER valences of ``w`` and ``s`` differ by at most
+   ``max_valence_change`` (good 1.9 -> great 3.1 fails; good -> bad fails);
+4. **synonymy and sense**: ``s`` is a lemma of one of the ``max_senses`` most frequent
+   WordNet senses of ``w`` with counter-fitted cosine >= ``min_cos``, or, from the vectors
+   alone, cosine >= ``min_cos_vectors_only`` (only with ``require_wordnet=False``);
+5. **in context**: ``s`` is in the masked LM's whole-word vocabulary (the project's tuned
+   MiniLM) unless ``allow_unscored``, and, when ``min_context`` is set, ``log p(s) - log
+   p(w)`` >= ``min_context`` at the masked position. On dev this floor added nothing to the
+   causal-LM check below, so the default sets none; the score still ranks the candidates;
+6. **a common word**: Zipf frequency >= ``min_zipf`` (wordfreq);
+7. **part of speech in context**: the sentence with ``s`` is tagged again (spaCy) and ``s``
+   keeps ``w``'s part of speech there (lemminflect lists "piercing" as an adjective, but in
+   "marked by piercing writing" the tagger reads it as a verb);
+8. **fluent**: the causal LM (Gemma 3 270M) finds the sentence with ``s`` at most
+   ``-min_lm_delta`` nats less likely than with ``w`` (this check runs last, on the
+   candidates that passed the others: it is the costliest and, on dev, the most useful one:
+   without it precision falls from 0.80 to 0.26).
+
+Checks 1-6 are cheap, 7-8 run only on the candidates that passed them; sense (3 most frequent WordNet senses) matters next (every sense:
+dev precision 0.55). Kept candidates are ranked by their masked-LM score, at most
+``max_candidates`` per position. The defaults were chosen on the dev half of the labelled
+substitution set (:mod:`textrobust.attack.candidates.labelled`).
+
+**Measured, and short of the target.** Test half: precision 52.0% (13 of 25 accepted),
+recall 22.4%; dev 80.0% (16 of 20), recall 20.0%; 0.27 candidates per content word,
+about 1.6 s per sentence on 2 cores (the causal LM is most of it). Check 7 was added after
+the tuning, when a test on hand-written sentences caught "acute -> piercing"; it removed 3
+test and no dev acceptances (test precision was 46.4% without it). The papers' sources on the same
+test items: counter-fitted neighbours 9.4%, WordNet 14.1%, the fill-in 6.1%, the radius's
+cleaned synonyms 23.3%. The issue's target, 90%, is not met; the dev-to-test drop says the
+thresholds (chosen among many on 20 accepted dev items) are over-fitted, and more labelled
+valid substitutions are needed to tune them. :data:`MEASURED` carries the test figures to
+the report. :meth:`ValidatedSynonyms.evidence` gives the whole reasoning for one candidate.
+
+No library offline does in-context lexical substitution checking, so the checks are
+written here; each collaborator is a maintained package or model (NLTK's WordNet,
+lemminflect, VADER's lexicon, wordfreq, the project's MiniLM and Gemma).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any, NamedTuple
+
+from pydantic import Field
+
+from textrobust.attack.candidates.inflection import inflect, is_word, lemmatize, match_case
+from textrobust.attack.candidates.polarity import PolarityLexicon
+from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
+from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
+from textrobust.attack.problem import Substitution
+from textrobust.config import Config
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+__all__ = ["MEASURED", "Evidence", "ValidatedSynonyms", "ValidatedSynonymsConfig", "failed_check"]
+
+#: The default settings measured on the test half of the labelled substitution set
+#: (``benchmarks/validity/measure.py``; ``benchmarks/results/validity.md``), for the report.
+MEASURED = {"precision": 0.52, "accepted": 25, "recall": 0.224, "split": "test", "items": 778,
+            "paper_precision": {"embedding": 0.094, "wordnet": 0.141, "fill_in": 0.061, "cleaned": 0.233}}
+
+_UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
+
+
+class ValidatedSynonymsConfig(Config):
+    """Settings of :class:`ValidatedSynonyms` (defaults chosen on the dev half of the
+    labelled substitution set; ``benchmarks/results/validity.md``)."""
+
+    k: int = Field(default=50, ge=1, description="counter-fitted neighbours considered per word")
+    max_senses: int = Field(default=3, ge=1, description="a WordNet synonym must come from the word's first "
+                            "max_senses senses (WordNet orders senses by frequency)")
+    min_cos: float = Field(default=0.5, ge=-1.0, le=1.0,
+                           description="counter-fitted cosine floor for a WordNet synonym")
+    require_wordnet: bool = Field(default=True, description="only WordNet synonyms (vectors rank and check them)")
+    min_cos_vectors_only: float = Field(default=0.9, ge=-1.0, le=1.0,
+                                        description="cosine floor of a neighbour that WordNet does not list")
+    max_valence_change: float = Field(default=1.0, ge=0.0, description="largest VADER valence change")
+    absent_is_neutral: bool = Field(default=True, description="a word missing from VADER has valence 0 "
+                                    "(False: the polarity check needs both words in the lexicon)")
+    min_context: float | None = Field(default=None, description="log p(substitute) - log p(word) under the "
+                                      "masked LM, at least; None: no floor (the substitute must still be in "
+                                      "its whole-word vocabulary unless allow_unscored)")
+    allow_unscored: bool = Field(default=False, description="keep candidates the masked LM cannot score")
+    min_zipf: float = Field(default=3.0, ge=0.0, description="smallest Zipf frequency of a substitute")
+    min_lm_delta: float | None = Field(default=-4.0, description="change of the sentence's log-probability under "
+                                       "the causal LM (Gemma 3 270M), at least; None: no causal-LM check")
+    max_candidates: int = Field(default=10, ge=1, description="candidates kept per position, best first")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the checks found for one candidate; ``reason`` is the first failed check under
+    the source's settings ('' when the candidate is kept). :func:`failed_check` re-judges
+    the same evidence under other settings (how the defaults were tuned)."""
+
+    word: str
+    substitute: str
+    routes: tuple[str, ...]
+    slot_fits: bool
+    antonym: bool
+    cosine: float | None
+    context: float | None
+    valence: tuple[float | None, float | None]
+    zipf: float
+    sense_rank: int | None = None
+    lm_delta: float | None = None
+    tag_kept: bool | None = None
+    reason: str = ""
+
+    @property
+    def kept(self) -> bool:
+        return not self.reason
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "kept": self.kept}
+
+
+def failed_check(e: Evidence, c: ValidatedSynonymsConfig) -> str:
+    """The first check ``e`` fails under ``c`` (the order of the module docstring), or ''."""
+    if not e.slot_fits:
+        return "part of speech or inflection"
+    if e.antonym:
+        return "antonym"
+    if e.valence[0] is None or e.valence[1] is None:
+        compare = c.absent_is_neutral
+    else:
+        compare = True
+    if compare and abs((e.valence[0] or 0.0) - (e.valence[1] or 0.0)) > c.max_valence_change:
+        return "polarity"
+    if "wordnet" in e.routes:
+        if e.sense_rank is not None and e.sense_rank >= c.max_senses:
+            return "rare sense"
+        if e.cosine is None or e.cosine < c.min_cos:
+            return "cosine"
+    elif c.require_wordnet or e.cosine is None or e.cosine < c.min_cos_vectors_only:
+        return "not a synonym"
+    if e.context is None:
+        if not c.allow_unscored:
+            return "unscored in context"
+    elif c.min_context is not None and e.context < c.min_context:
+        return "context"
+    if e.zipf < c.min_zipf:
+        return "rare"
+    if e.tag_kept is False:
+        return "part of speech in context"
+    if c.min_lm_delta is not None:
+        if e.lm_delta is None:
+            return "fluency unchecked"
+        if e.lm_delta < c.min_lm_delta:
+            return "fluency"
+    return ""
+
+
+class _Proposal(NamedTuple):
+    word: str
+    routes: tuple[str, ...]
+    rank: int | None
+
+
+class ValidatedSynonyms:
+    """Candidate source: WordNet and counter-fitted proposals that pass the checks above.
+
+    Collaborators load on first use when not given: ``lexicon`` (WordNet), ``tagger``
+    (spaCy), ``vectors`` (counter-fitted GloVe), ``fill_in`` (the tuned MiniLM masked LM;
+    any object with ``vocab`` and ``whole_word_logits`` as
+    :class:`~textrobust.fill_in.masked.MaskedFillIn`), ``polarity`` (VADER), ``lm`` (Gemma 3
+    270M, any object with ``sentence_log_prob`` as :class:`~textrobust.lm.causal.CausalLM`;
+    only loaded when ``min_lm_delta`` is set).
+    """
+
+    def __init__(
+        self,
+        config: ValidatedSynonymsConfig | None = None,
+        *,
+        lexicon: Any | None = None,
+        tagger: Tagger | None = None,
+        vectors: Any | None = None,
+        fill_in: Any | None = None,
+        polarity: PolarityLexicon | None = None,
+        lm: Any | None = None,
+        **settings: Any,
+    ) -> None:
+        if config is not None and settings:
+            raise ConfigError("ValidatedSynonyms takes a 'config' or keyword settings, not both.")
+        self.config = config if config is not None else ValidatedSynonymsConfig(**settings)
+        self.lexicon = lexicon if lexicon is not None else WordNetLexicon(indirect_antonyms=True)
+        self.tagger: Tagger = tagger if tagger is not None else SpacyTagger()
+        self._vectors = vectors
+        self._fill_in = fill_in
+        self._polarity = polarity
+        self._lm = lm
+        self._proposals: dict[tuple[str, str, str], tuple[_Proposal, ...]] = {}
+        self._antonyms: dict[tuple[str, str], frozenset[str]] = {}
+        self._word_index: dict[bool, dict[str, int]] = {}
+
+    # ---- collaborators, loaded on first use -------------------------------------------------
+    @property
+    def vectors(self) -> Any:
+        if self._vectors is None:
+            from textrobust.embeddings import counterfitted_vectors
+
+            self._vectors = counterfitted_vectors()
+        return self._vectors
+
+    @property
+    def fill_in(self) -> Any:
+        if self._fill_in is None:
+            from textrobust.fill_in.registry import load_fill_in
+
+            self._fill_in = load_fill_in("minilm_tuned")
+        return self._fill_in
+
+    @property
+    def polarity(self) -> PolarityLexicon:
+        if self._polarity is None:
+            from textrobust.attack.candidates.polarity import vader_lexicon
+
+            self._polarity = vader_lexicon()
+        return self._polarity
+
+    @property
+    def lm(self) -> Any:
+        if self._lm is None:
+            from textrobust.lm.causal import CausalLM
+
+            self._lm = CausalLM.default()
+        return self._lm
+
+    # ---- the protocol -----------------------------------------------------------------------
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        positions = list(positions)
+        if not positions:
+            return {}
+        judged = self._judge(text, positions, None)
+        out: dict[int, list[Substitution]] = {}
+        for position in positions:
+            kept = [e for e in judged.get(position, ()) if e.kept]
+            kept.sort(key=lambda e: -(e.context if e.context is not None else -99.0))
+            out[position] = [
+                Substitution(position, e.substitute, e.context if e.context is not None else 0.0)
+                for e in kept[: self.config.max_candidates]
+            ]
+        return out
+
+    def evidence(self, text: Text, position: int, substitute: str | None = None) -> list[Evidence]:
+        """The verdict on every proposal at ``position`` (or on ``substitute`` alone, which
+        need not be proposed by either route), kept ones first."""
+        judged = self._judge(text, [position], substitute)[position]
+        return sorted(judged, key=lambda e: (not e.kept, -(e.context if e.context is not None else -99.0)))
+
+    # ---- the work ---------------------------------------------------------------------------
+    def _judge(self, text: Text, positions: list[int], only: str | None) -> dict[int, list[Evidence]]:
+        """Evidence for every proposal (or for ``only``) at each position. The causal-LM
+        check, the costliest, runs last and only on candidates that passed every other check
+        (on ``only`` always, so its evidence is complete)."""
+        tags = self.tagger(text)
+        if len(tags) != len(text):
+            raise ConfigError(f"The tagger gave {len(tags)} tags for a text of {len(text)} words.")
+        words = text.words
+        pending: dict[int, list[_Proposal]] = {}
+        for position in positions:
+            word = words[position]
+            pos = wordnet_pos(tags[position])
+            if pos is None or not is_word(word) or not word.isalpha():
+                pending[position] = [] if only is None else [_Proposal(only.lower(), (), None)]
+                continue
+            proposals = self._propose(word.lower(), tags[position], pos)
+            if only is not None:
+                match = [p for p in proposals if p.word == only.lower()]
+                pending[position] = match or [_Proposal(only.lower(), (), None)]
+            else:
+                pending[position] = list(proposals)
+        scores = self._context_scores(text, {p: [c.word for c in cands] for p, cands in pending.items() if cands})
+        out: dict[int, list[Evidence]] = {
+            position: [
+                self._verdict(words[position], tags[position], cand, scores.get(position, {}).get(cand.word))
+                for cand in cands
+            ]
+            for position, cands in pending.items()
+        }
+        self._final_checks(text, tags, out, everything=only is not None)
+        return out
+
+    def _final_checks(self, text: Text, tags: Sequence[PosTag], judged: dict[int, list[Evidence]], *,
+                      everything: bool) -> None:
+        """The costly checks, on the candidates that passed every other one (on all of them
+        with ``everything``): the sentence with the substitute is tagged again and must keep
+        the word's part of speech ("acute writing" -> "piercing writing" reads "piercing" as
+        a verb), then the causal LM's change of the sentence's log-probability (``lm_delta``)."""
+        wanted = [(p, i) for p, found in judged.items() for i, e in enumerate(found)
+                  if everything or e.kept or e.reason == "fluency unchecked"]
+        if not wanted:
+            return
+        texts = [text.replace(p, judged[p][i].substitute) for p, i in wanted]
+        for (p, i), changed in zip(wanted, texts):
+            kept = self.tagger(changed)[p].pos == tags[p].pos if len(changed) == len(text) else False
+            judged[p][i] = replace(judged[p][i], tag_kept=kept)
+        if self.config.min_lm_delta is not None:
+            scores = self.lm.sentence_log_prob([str(text), *(str(t) for t in texts)])
+            for (p, i), score in zip(wanted, scores[1:]):
+                judged[p][i] = replace(judged[p][i], lm_delta=round(float(score - scores[0]), 3))
+        for p, i in wanted:
+            judged[p][i] = replace(judged[p][i], reason=failed_check(judged[p][i], self.config))
+
+    def _propose(self, word: str, tag: PosTag, pos: str) -> tuple[_Proposal, ...]:
+        """Lower-case candidate forms with the routes that propose them and, for WordNet,
+        the rank of the first sense that lists them (cached per word, tag and POS)."""
+        key = (word, tag.tag, pos)
+        found = self._proposals.get(key)
+        if found is not None:
+            return found
+        routes: dict[str, list[str]] = {}
+        ranks: dict[str, int] = {}
+        base = lemmatize(word, tag.tag, pos)
+        for rank, lemmas in self._senses(base, pos):
+            for lemma in lemmas:
+                if lemma == base:
+                    continue
+                form = inflect(lemma, tag.tag)
+                if form is not None and form != word and is_word(form) and form.isalpha():
+                    if form not in ranks:
+                        routes.setdefault(form, []).append("wordnet")
+                    ranks.setdefault(form, rank)
+        if word in self.vectors:
+            for neighbour, _ in self.vectors.nearest([word], self.config.k)[0]:
+                if neighbour != word and neighbour.isalpha():
+                    routes.setdefault(neighbour, []).append("vectors")
+        found = tuple(_Proposal(cand, tuple(r), ranks.get(cand)) for cand, r in routes.items())
+        self._proposals[key] = found
+        return found
+
+    def _senses(self, base: str, pos: str) -> list[tuple[int | None, tuple[str, ...]]]:
+        """``(rank, lemma names)`` per WordNet sense of ``base``, most frequent first; a
+        lexicon without senses (a test's ``DictLexicon``) gives its synonyms with no rank."""
+        reader = getattr(self.lexicon, "reader", None)
+        if reader is None:
+            return [(None, tuple(self.lexicon.synonyms(base, pos)))]
+        out: list[tuple[int | None, tuple[str, ...]]] = []
+        for rank, synset in enumerate(reader.synsets(base, pos)):
+            names = tuple(n.lower() for n in (lemma.name() for lemma in synset.lemmas()) if "_" not in n)
+            out.append((rank, names))
+        return out
+
+    def _context_scores(self, text: Text, wanted: dict[int, list[str]]) -> dict[int, dict[str, float]]:
+        """``log p(candidate) - log p(word)`` at each masked position, for candidates in the
+        fill-in model's whole-word vocabulary."""
+        if not wanted:
+            return {}
+        import torch
+
+        positions = list(wanted)
+        answers = self.fill_in.whole_word_logits([(text, p) for p in positions])
+        out: dict[int, dict[str, float]] = {}
+        for position, (spaced, logits) in zip(positions, answers):
+            index = self._index(spaced)
+            logp = torch.log_softmax(logits.float(), dim=0)
+            own = index.get(text.words[position].lower())
+            if own is None:
+                continue  # the original word itself cannot be scored: no reference
+            reference = float(logp[own])
+            row: dict[str, float] = {}
+            for cand in wanted[position]:
+                i = index.get(cand)
+                if i is not None:
+                    row[cand] = float(logp[i]) - reference
+            out[position] = row
+        return out
+
+    def _index(self, spaced: bool) -> dict[str, int]:
+        index = self._word_index.get(spaced)
+        if index is None:
+            index = {w.lower(): i for i, w in reversed(list(enumerate(self.fill_in.vocab.words(spaced))))}
+            self._word_index[spaced] = index
+        return index
+
+    def _verdict(self, word: str, tag: PosTag, proposal: _Proposal, context: float | None) -> Evidence:
+        c = self.config
+        cand, routes = proposal.word, proposal.routes
+        lower = word.lower()
+        pos = wordnet_pos(tag)
+        cos = None
+        if lower in self.vectors and cand in self.vectors:
+            cos = round(float(self.vectors.cosine(lower, cand)), 4)
+        from wordfreq import zipf_frequency
+
+        zipf = float(zipf_frequency(cand, "en"))
+        base = lemmatize(lower, tag.tag, pos) if pos else lower
+        cand_lemma = self._lemma_of(cand, tag, pos)
+        valence = (self.polarity.lookup(lower, base), self.polarity.lookup(cand, cand_lemma))
+        found = Evidence(
+            word, match_case(word, cand), routes,
+            slot_fits=pos is not None and cand_lemma is not None,
+            antonym=cand_lemma is not None and pos is not None and (
+                cand_lemma in self._antonym_set(base, pos) or base in self._antonym_set(cand_lemma, pos)),
+            cosine=cos, context=None if context is None else round(context, 3), valence=valence,
+            zipf=round(zipf, 2), sense_rank=proposal.rank,
+        )
+        return replace(found, reason=failed_check(found, c))
+
+    @staticmethod
+    def _lemma_of(cand: str, tag: PosTag, pos: str | None) -> str | None:
+        """The lemma of ``cand`` of ``pos`` that inflects to ``cand`` with ``tag``, or None
+        when ``cand`` cannot stand in that slot (wrong part of speech or inflection)."""
+        if pos is None:
+            return None
+        from lemminflect import getAllLemmas
+
+        from lemminflect import getAllLemmasOOV
+
+        lemmas: set[str] = set()
+        for found in getAllLemmas(cand, _UPOS[pos]).values():
+            lemmas.update(found)
+        if not lemmas:  # a word lemminflect's dictionary lacks ("pic", "yr"): its rules
+            for found in getAllLemmasOOV(cand, _UPOS[pos]).values():
+                lemmas.update(found)
+        for lemma in sorted(lemmas):
+            if inflect(lemma, tag.tag) == cand:
+                return lemma
+        return None
+
+    def _antonym_set(self, lemma: str, pos: str) -> frozenset[str]:
+        """Antonyms of ``lemma``: direct and indirect, of its derivationally related forms
+        and (adverbs) of the adjectives it pertains to; all parts of speech for the last two."""
+        key = (lemma, pos)
+        found = self._antonyms.get(key)
+        if found is not None:
+            return found
+        names: set[str] = set(self.lexicon.antonyms(lemma, pos))
+        reader = getattr(self.lexicon, "reader", None)
+        if reader is not None:
+            for synset in reader.synsets(lemma, pos):
+                for own in synset.lemmas():
+                    if own.name().lower() != lemma:
+                        continue
+                    related = list(own.derivationally_related_forms()) + list(own.pertainyms())
+                    for other in related:
+                        for antonym in other.antonyms():
+                            names.add(antonym.name().lower())
+                        other_pos = "a" if other.synset().pos() == "s" else other.synset().pos()
+                        names.update(self.lexicon.antonyms(other.name().lower(), other_pos))
+        found = frozenset(n for n in names if "_" not in n)
+        self._antonyms[key] = found
+        return found
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v}" for k, v in self.config.model_dump().items())
+        return f"ValidatedSynonyms({fields})"

@@ -1,0 +1,150 @@
+"""A run folder (``--out``) belongs to one process at a time, and ``--resume`` needs a run.
+
+:class:`RunFolderLock` takes the folder for the process that writes it: an exclusive
+``flock`` on the file ``.textrobust.lock`` in the folder, which holds the owner's pid,
+command line and start time so that a second process can say who has the folder. The
+operating system drops the lock when its owner exits, however it exits (even ``kill -9``),
+so a lock file left behind by a dead process never blocks a later run. Without ``fcntl``
+(not on a POSIX system) the folder is not locked.
+
+:func:`check_resumable` stops a resume that has nothing to continue (no folder, no store,
+or a store with runs of other analyses only) instead of silently starting a new run.
+
+>>> import tempfile, pathlib
+>>> with tempfile.TemporaryDirectory() as d, RunFolderLock(pathlib.Path(d)):
+...     pass
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from textrobust.errors import StoreError
+
+__all__ = ["LOCK_FILE", "RunFolderLock", "check_resumable"]
+
+#: The lock file inside a run folder.
+LOCK_FILE = ".textrobust.lock"
+
+
+def _command() -> str:
+    argv = list(sys.argv) or ["python"]
+    argv[0] = Path(argv[0]).name or argv[0]
+    return " ".join(argv)
+
+
+class RunFolderLock:
+    """The exclusive lock of the run folder ``out`` (created if missing), taken on
+    construction and released by :meth:`release` (or on leaving a ``with`` block).
+
+    Raises :class:`~textrobust.errors.StoreError` naming the other process (its pid and
+    command) when it holds the folder."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        self.folder = Path(out)
+        self.path = self.folder / LOCK_FILE
+        self._fd: int | None = None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        self._fcntl = fcntl
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"Could not open the lock file {self.path} of the run folder (--out): {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            owner = _read_owner(fd)
+            os.close(fd)
+            raise StoreError(self._busy_message(owner)) from None
+        owner_line = json.dumps({"pid": os.getpid(), "command": _command(),
+                                 "started": datetime.now(UTC).isoformat(timespec="seconds")})
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (owner_line + "\n").encode("utf-8"), 0)
+        self._fd = fd
+
+    def _busy_message(self, owner: dict[str, Any]) -> str:
+        who = "another process"
+        if owner.get("pid"):
+            who = f"process {owner['pid']}"
+            if owner.get("command"):
+                who += f" ({owner['command']})"
+            if owner.get("started"):
+                who += f", started {owner['started']}"
+        return (f"The run folder '{self.folder}' (--out) is in use by {who}: one process writes a run folder "
+                "at a time. Wait for it to finish (or stop it), or give another --out.")
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock (false after :meth:`release`, or without fcntl)."""
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Give the folder back (the lock file stays, empty: the next owner rewrites it)."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            os.ftruncate(fd, 0)
+            self._fcntl.flock(fd, self._fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> RunFolderLock:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
+
+    def __del__(self) -> None:  # a lock never outlives its object
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"RunFolderLock({str(self.folder)!r}, held={self.held})"
+
+
+def _read_owner(fd: int) -> dict[str, Any]:
+    try:
+        text = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
+        owner = json.loads(text) if text else {}
+    except (OSError, ValueError):
+        return {}
+    return owner if isinstance(owner, dict) else {}
+
+
+def check_resumable(out: str | os.PathLike[str], analyses: Sequence[str]) -> None:
+    """Raise :class:`~textrobust.errors.StoreError` when resuming ``analyses`` in the run
+    folder ``out`` would continue nothing: the folder or its store is missing, or the store
+    holds runs of none of them. (When some of them have a stored run, those continue and
+    the others start, as after an audit interrupted in its second analysis.)"""
+    from textrobust.store import RunStore
+
+    folder = Path(out)
+    path = folder / "store.sqlite"
+    names = ", ".join(analyses)
+    fresh = (f"Run the same command without --resume to start a new {names} run"
+             + (" there." if folder.is_dir() else "."))
+    if not folder.exists():
+        raise StoreError(f"Nothing to resume: the run folder '{folder}' (--out) does not exist. {fresh}")
+    if not path.is_file():
+        raise StoreError(f"Nothing to resume: the run folder '{folder}' (--out) holds no run store "
+                         f"(store.sqlite). {fresh}")
+    with RunStore(path) as store:
+        stored = sorted({run.kind for run in store.runs()})
+    if not set(stored) & set(analyses):
+        held = f"runs of {', '.join(stored)}" if stored else "no runs"
+        raise StoreError(
+            f"Nothing to resume: the store in '{folder}' (--out) holds {held}, not of {names}. Run without "
+            f"--resume to start a new {names} run in this folder (the stored runs are kept), or give the "
+            f"--out folder of a {names} run.")
