@@ -414,3 +414,15 @@ def test_train_refuses_a_non_victim_folder_before_training(tmp_path: Path, monke
     assert result.exit_code == 2, result.output
     assert "not empty and is not a victim folder" in result.output
     assert (out / "todo.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_the_not_run_commands_name_the_default_victim_by_its_name_not_its_cache_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrobust.audit import profiles
+    from textrobust.zoo import default as zoo_default
+
+    monkeypatch.setattr(zoo_default, "default_victim_dir", lambda: tmp_path / "victims" / "default")
+    by_path = profiles.not_run(["evaluate"], victim=tmp_path / "victims" / "default")
+    assert all("--victim" not in m["command"] for m in by_path)
+    other = profiles.not_run(["evaluate"], victim=tmp_path / "victims" / "lstm")
+    assert all(f"--victim {tmp_path / 'victims' / 'lstm'}" in m["command"] for m in other)

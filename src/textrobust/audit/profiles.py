@@ -102,7 +102,7 @@ def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None) -> li
 
     full = profile_settings(Profile.FULL)
     options = ""
-    if victim is not None and str(victim) != "default":
+    if victim is not None and str(victim) != "default" and not _is_default_victim(victim):
         options += f" --victim {shlex.quote(str(victim))}"
     if data is not None and str(data) != "rotten_tomatoes":
         options += f" --data {shlex.quote(str(data))}"
@@ -114,3 +114,15 @@ def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None) -> li
         command = f"textrobust {name}{options}" + ("" if n is None else f" --n {n}") + f" --out runs/{name}"
         missing.append({"name": name, "title": ANALYSES.get(name).title, "command": command})
     return missing
+
+
+def _is_default_victim(victim: Any) -> bool:
+    """Whether ``victim`` is the default victim's folder (the CLI passes it resolved)."""
+    from pathlib import Path
+
+    from textrobust.zoo.default import default_victim_dir
+
+    try:
+        return Path(victim).expanduser().resolve() == default_victim_dir().resolve()
+    except (OSError, TypeError):
+        return False
