@@ -21,17 +21,12 @@ from textrobust.audit.testing import keyword_scores
 from textrobust.cli.app import app
 from textrobust.victims.function import FunctionVictim
 
+from cli_helpers import use_toy_victim  # noqa: E402
+
 runner = CliRunner()
 
 
-def _use_toy_victim(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = audit.run
-    toy = FunctionVictim(keyword_scores, ("negative", "positive"))
-
-    def run(_victim: Any, *args: Any, **kwargs: Any) -> Any:
-        return real(toy, *args, **kwargs)
-
-    monkeypatch.setattr(audit, "run", run)
+_use_toy_victim = use_toy_victim
 
 
 def _csv(tmp_path: Path, rows: list[tuple[str, str]], name: str = "reviews.csv") -> Path:

@@ -21,33 +21,14 @@ from textrobust.cli.app import app
 from textrobust.store import RunStore
 from textrobust.victims.function import FunctionVictim
 
+from cli_helpers import reviews_csv, use_toy_victim  # noqa: E402
+
 runner = CliRunner()
 
-ROWS = [
-    ("a good film with a fine cast", "positive"),
-    ("a great story told with care", "positive"),
-    ("dull and slow from start to end", "negative"),
-    ("the plot is thin and the jokes fall flat", "negative"),
-    ("good acting cannot save a weak script", "negative"),
-    ("one great scene in a long film", "positive"),
-]
+_csv = reviews_csv
 
 
-def _csv(tmp_path: Path) -> Path:
-    path = tmp_path / "reviews.csv"
-    lines = ["text,label"] + [f'"{text}",{label}' for text, label in ROWS]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def _use_toy_victim(monkeypatch: pytest.MonkeyPatch, victim: Any | None = None) -> None:
-    real = audit.run
-    toy = victim if victim is not None else FunctionVictim(keyword_scores, ("negative", "positive"))
-
-    def run(_victim: Any, *args: Any, **kwargs: Any) -> Any:
-        return real(toy, *args, **kwargs)
-
-    monkeypatch.setattr(audit, "run", run)
+_use_toy_victim = use_toy_victim
 
 
 def test_budget_exhausted_examples_get_their_own_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

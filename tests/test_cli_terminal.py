@@ -19,36 +19,16 @@ import pytest
 from typer.testing import CliRunner
 
 from textrobust import audit
-from textrobust.audit.testing import keyword_scores
 from textrobust.cli.app import app
-from textrobust.victims.function import FunctionVictim
+
+from cli_helpers import reviews_csv, use_toy_victim  # noqa: E402
 
 runner = CliRunner()
 
-ROWS = [
-    ("a good film with a fine cast", "positive"),
-    ("a great story told with care", "positive"),
-    ("dull and slow from start to end", "negative"),
-    ("the plot is thin and the jokes fall flat", "negative"),
-    ("good acting cannot save a weak script", "negative"),
-    ("one great scene in a long film", "positive"),
-]
+_csv = reviews_csv
 
 
-def _csv(tmp_path: Path) -> Path:
-    path = tmp_path / "reviews.csv"
-    path.write_text("text,label\n" + "\n".join(f'"{t}",{label}' for t, label in ROWS) + "\n", encoding="utf-8")
-    return path
-
-
-def _use_toy_victim(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = audit.run
-    toy = FunctionVictim(keyword_scores, ("negative", "positive"))
-
-    def run(_victim: Any, *args: Any, **kwargs: Any) -> Any:
-        return real(toy, *args, **kwargs)
-
-    monkeypatch.setattr(audit, "run", run)
+_use_toy_victim = use_toy_victim
 
 
 def _use_toy_radius_world(monkeypatch: pytest.MonkeyPatch) -> None:

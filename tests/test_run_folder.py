@@ -31,6 +31,8 @@ from textrobust.errors import StoreError
 from textrobust.store import RunStore
 from textrobust.victims.function import FunctionVictim
 
+from cli_helpers import use_toy_victim  # noqa: E402
+
 runner = CliRunner()
 
 ROWS = [("a good film with a fine cast", "positive"), ("dull and slow from start to end", "negative"),
@@ -44,14 +46,7 @@ def _csv(tmp_path: Path) -> Path:
     return path
 
 
-def _use_toy_victim(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = audit.run
-    toy = FunctionVictim(keyword_scores, ("negative", "positive"))
-
-    def run(_victim: Any, *args: Any, **kwargs: Any) -> Any:
-        return real(toy, *args, **kwargs)
-
-    monkeypatch.setattr(audit, "run", run)
+_use_toy_victim = use_toy_victim
 
 
 def _env() -> dict[str, str]:
