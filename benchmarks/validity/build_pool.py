@@ -53,6 +53,22 @@ def sentences(corpus: str, n: int, rng: random.Random) -> list[str]:
     return out
 
 
+def dev_half(n: int, rng: random.Random) -> set[int]:
+    """A seeded half of ``range(n)``: the sentences that go to dev (the rest to test)."""
+    order = list(range(n))
+    rng.shuffle(order)
+    return set(order[: n // 2])
+
+
+def write_pool(rows: list[tuple], out: Path, first_id: int) -> None:
+    """The pool as TSV, items numbered from ``first_id``."""
+    with out.open("w", encoding="utf-8") as handle:
+        handle.write("id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n")
+        for i, (corpus, split, sentence, position, word, sub, sources) in enumerate(rows, first_id):
+            handle.write(f"s{i:04d}\t{split}\t{corpus}\t{sentence}\t{position}\t{word}\t{sub}\t{sources}\n")
+    print("wrote", len(rows), "items to", out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -82,9 +98,7 @@ def main() -> None:
     rows = []
     for corpus in ("rotten_tomatoes", "bbc_news", "tweets"):
         chosen = sentences(corpus, args.per_corpus, rng)
-        order = list(range(len(chosen)))
-        rng.shuffle(order)
-        dev = set(order[: len(order) // 2])
+        dev = dev_half(len(chosen), rng)
         for s, sentence in enumerate(chosen):
             text = Text.from_string(sentence)
             positions = content_positions(text, stops)
@@ -110,11 +124,7 @@ def main() -> None:
                                  ",".join(sources)))
                 break
         print(corpus, len(chosen), "sentences", sum(r[0] == corpus for r in rows), "items", flush=True)
-    with args.out.open("w", encoding="utf-8") as handle:
-        handle.write("id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n")
-        for i, (corpus, split, sentence, position, word, sub, sources) in enumerate(rows):
-            handle.write(f"s{i:04d}\t{split}\t{corpus}\t{sentence}\t{position}\t{word}\t{sub}\t{sources}\n")
-    print("wrote", len(rows), "items to", args.out)
+    write_pool(rows, args.out, args.first_id)
 
 
 def synonyms_pool(args: argparse.Namespace) -> None:
@@ -130,9 +140,7 @@ def synonyms_pool(args: argparse.Namespace) -> None:
     rows = []
     for corpus in ("rotten_tomatoes", "bbc_news", "tweets"):
         chosen = [s for s in sentences(corpus, args.per_corpus + 150, rng) if s not in used][: args.per_corpus]
-        order = list(range(len(chosen)))
-        rng.shuffle(order)
-        dev = set(order[: len(order) // 2])
+        dev = dev_half(len(chosen), rng)
         for s, sentence in enumerate(chosen):
             text = Text.from_string(sentence)
             positions = content_positions(text, stops)
@@ -153,11 +161,7 @@ def synonyms_pool(args: argparse.Namespace) -> None:
                                  ",".join(sources)))
                 break
         print(corpus, len(chosen), "sentences", sum(r[0] == corpus for r in rows), "items", flush=True)
-    with args.out.open("w", encoding="utf-8") as handle:
-        handle.write("id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n")
-        for i, (corpus, split, sentence, position, word, sub, sources) in enumerate(rows, args.first_id):
-            handle.write(f"s{i:04d}\t{split}\t{corpus}\t{sentence}\t{position}\t{word}\t{sub}\t{sources}\n")
-    print("wrote", len(rows), "items to", args.out)
+    write_pool(rows, args.out, args.first_id)
 
 
 if __name__ == "__main__":
