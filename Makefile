@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: install demo test test-fast clean-venv
+.PHONY: install demo test test-fast typecheck clean-venv
 
 install: $(VENV)/.installed
 
@@ -28,6 +28,10 @@ test: install
 # Unit tests only (no real models or asset files).
 test-fast: install
 	$(BIN)/python -m pytest -m "not heavy" $(PYTEST_ARGS)
+
+# mypy over src/textrobust with the [tool.mypy] settings of pyproject.toml: any error fails.
+typecheck: install
+	$(BIN)/mypy
 
 clean-venv:
 	rm -rf $(VENV)

@@ -9,7 +9,7 @@
     python benchmarks/msr.py positions --victim /tmp/msr_victims/lstm_rt --n 20 --positions 5
     python benchmarks/msr.py positions --victim default --n 20 --positions 5
     python benchmarks/msr.py crosscheck --victim default --dataset rotten_tomatoes --n 40
-    python benchmarks/msr.py certified --victim default --train 2000 --test 200
+    python benchmarks/msr.py certified --victim default --train 0 --test 150 --epochs 8 --substitutes 8
     python benchmarks/msr.py note        # writes benchmarks/results/msr.md from the parts
 
 Victims: ``default`` (the default CNN on Rotten Tomatoes) or a victim folder trained with
@@ -246,42 +246,71 @@ def embeddings(args: argparse.Namespace) -> None:
 
 
 def certified(args: argparse.Namespace) -> None:
-    """Normal against certified (IBP hull) training: clean, certified and attacked accuracy."""
+    """Normal against certified (IBP hull) training: clean, certified and attacked accuracy,
+    and the share of each predicted class (a one-class model is flagged, issue 30)."""
     import copy
 
     import torch
 
-    from textrobust.analyses.msr.space import EmbeddingSpace
+    from textrobust.assets.loaders import stop_words
     from textrobust.attack.searches import GreedySearch
     from textrobust.attack.searches.search_testing import DictSource
-    from textrobust.bounds.certified_training import CertifiedTrainingConfig, certified_train
+    from textrobust.bounds.certified_training import (
+        CertifiedTrainingConfig,
+        certified_train,
+        ibp_evaluate,
+        substitution_table,
+    )
     from textrobust.bounds.certify import Verifier
     from textrobust.data import load_dataset
     from textrobust.victims import QueryLayer
     from textrobust.victims.torch import TorchVictim
+    from textrobust.zoo.cards import one_class_warning
 
     victim, name = _load(args.victim)
     vocab = victim.tokenizer
-    space = EmbeddingSpace.of_zoo_victim(victim)
     train = load_dataset(args.dataset, split="train")
     rng = np.random.default_rng(0)
-    picked = rng.choice(len(train), size=min(args.train, len(train)), replace=False)
+    size = len(train) if args.train <= 0 else min(args.train, len(train))
+    picked = np.sort(rng.choice(len(train), size=size, replace=False))
     train_examples = [train.examples[int(i)] for i in picked]
-    test = load_dataset(args.dataset, split="test").take(args.test)
-    words = {w.lower() for e in [*train_examples, *test] for w in e.text.words}
-    table = {w: [s for s, _ in space.nearest(w, args.substitutes)] for w in words if w in vocab}
+    dev = load_dataset(args.dataset, split="dev")
+    test = load_dataset(args.dataset, split="test")
+    words = {w.lower() for e in [*train_examples, *dev.examples, *test.examples] for w in e.text.words}
+    began = time.perf_counter()
+    if args.sets == "checked":
+        # WordNet's 2 most frequent senses x counter-fitted cosine >= 0.6 x Zipf >= 3, over each
+        # word's 10 nearest counter-fitted neighbours; stop words and punctuation keep their word
+        from textrobust.second_order.synonyms import CheckedSynonyms
 
-    def evaluate(module: Any) -> dict[str, float]:
-        """Clean accuracy, accuracy certified over the hull of the substitution sets (every
-        word at once), accuracy under greedy and the exhaustive prover (radius 1) on the same
-        sets, and the cross-check's contradictions (certified, yet attacked)."""
+        table = {w: list(s) for w, s in CheckedSynonyms(k=args.substitutes).table(
+            sorted(words), neighbours=10, skip=stop_words()).items() if w in vocab}
+    else:  # the first run's sets: the nearest words (L2) in the victim's own embedding, every token
+        from textrobust.analyses.msr.space import EmbeddingSpace
+
+        space = EmbeddingSpace.of_zoo_victim(victim)
+        table = {w: [s for s, _ in space.nearest(w, args.substitutes)] for w in words if w in vocab}
+    table_seconds = time.perf_counter() - began
+    config = CertifiedTrainingConfig(epochs=args.epochs, ramp_epochs=args.ramp_epochs, kappa=args.kappa,
+                                     embedding_lr=args.embedding_lr, max_substitutes=args.substitutes)
+    ids_table = substitution_table(vocab, table, config.max_substitutes)
+    labels = victim.label_names
+
+    def evaluate(module: Any) -> dict[str, Any]:
+        """On the whole test split: clean and IBP-certified accuracy, predicted shares. On its
+        first ``--test`` texts: accuracy certified over the hull by CROWN (every word at once),
+        accuracy under greedy and the exhaustive prover (radius 1) on the same sets, and the
+        cross-check's contradictions (certified, yet attacked)."""
         from textrobust.analyses.msr.crosscheck import cross_check
 
-        v = TorchVictim(module, vocab, victim.label_names, batch_size=256)
+        full = ibp_evaluate(module, vocab, test.texts, test.labels, ids_table)
+        shares = {labels[i]: share for i, share in full.predicted_share.items()}
+        v = TorchVictim(module, vocab, labels, batch_size=256)
         verifier = Verifier(module)
         layer = QueryLayer(v)
         clean = cert = robust = contradictions = 0
-        for example in test:
+        few = test.take(args.test)
+        for example in few:
             pred = int(layer.predict([example.text])[0])
             if pred != example.label:
                 continue
@@ -290,20 +319,34 @@ def certified(args: argparse.Namespace) -> None:
             cert += check.certified
             robust += not (check.attack_found or check.verdict == "found")
             contradictions += check.contradiction
-        n = len(test)
-        return {"clean": clean / n, "certified": cert / n, "attacked": robust / n, "contradictions": contradictions}
+        n = len(few)
+        return {"clean": clean / n, "certified": cert / n, "attacked": robust / n, "contradictions": contradictions,
+                "test_texts": full.texts, "test_clean": full.clean, "test_certified_ibp": full.certified,
+                "predicted_share": shares, "one_class": one_class_warning(shares)}
 
-    began = time.perf_counter()
     normal = evaluate(victim.module)
     model = copy.deepcopy(victim.module)
+
+    def report(log: Any) -> None:
+        d = log.dev
+        print(f"epoch {log.epoch}: eps {log.eps:.2f} kappa {log.kappa:.2f} clean CE {log.clean_loss:.3f} worst CE "
+              f"{log.worst_loss:.3f} | dev clean {d.clean:.3f} IBP-certified {d.certified:.3f} predicted "
+              f"{[round(x, 3) for x in d.predicted_share.values()]} ({log.seconds:.0f} s, load "
+              f"{_load_average():.1f})", file=sys.stderr, flush=True)
+
     logs = certified_train(model, vocab, [e.text for e in train_examples], [e.label for e in train_examples], table,
-                           CertifiedTrainingConfig(epochs=args.epochs, ramp_epochs=max(1, args.epochs // 2),
-                                                   kappa=0.8, lr=5e-4, batch_size=32),
-                           progress=lambda log: print(log, file=sys.stderr))
+                           config, progress=report, dev=(dev.texts, dev.labels))
     certified_row = evaluate(model)
+    positions = sum(len(e.text.words) for e in test.examples)
+    covered = sum(w.lower() in table for e in test.examples for w in e.text.words)
     _save(Path(args.work), f"certified-{name.split(' ')[0]}", {
-        "victim": name, "dataset": args.dataset, "train_examples": len(train_examples), "test_examples": len(test),
-        "substitutes": args.substitutes, "epochs": args.epochs, "normal": normal, "certified": certified_row,
+        "victim": name, "dataset": args.dataset, "train_examples": len(train_examples), "test_examples": args.test,
+        "substitutes": args.substitutes, "sets": args.sets, "epochs": args.epochs, "config": config.to_dict(),
+        "table_words": len(table), "test_words_with_substitutes": covered / positions,
+        "table_seconds": table_seconds, "normal": normal, "certified": certified_row,
+        "dev_history": [{"epoch": l.epoch, "eps": l.eps, "kappa": l.kappa, "clean_loss": l.clean_loss,
+                         "worst_loss": l.worst_loss, "dev_clean": l.dev.clean, "dev_certified_ibp": l.dev.certified,
+                         "dev_predicted_share": l.dev.predicted_share, "seconds": l.seconds} for l in logs if l.dev],
         "train_seconds": sum(l.seconds for l in logs), "seconds": time.perf_counter() - began,
         "load_average": _load_average(), "threads": torch.get_num_threads()})
 
@@ -326,10 +369,16 @@ def main() -> None:
     parser.add_argument("--norm", default="l2")
     parser.add_argument("--multi-sets", type=int, default=5, help="random position sets per size 2..3 ('bounds')")
     parser.add_argument("--radius", type=int, default=2)
-    parser.add_argument("--train", type=int, default=2000)
+    parser.add_argument("--train", type=int, default=2000, help="'certified': training texts (0: the whole split)")
     parser.add_argument("--test", type=int, default=200)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--substitutes", type=int, default=5)
+    parser.add_argument("--sets", choices=["checked", "victim-l2"], default="checked",
+                        help="'certified': substitution sets (checked synonyms, or the first run's victim-embedding "
+                             "L2 neighbours)")
+    parser.add_argument("--ramp-epochs", type=int, default=6, help="'certified': epochs of the eps/kappa ramp")
+    parser.add_argument("--kappa", type=float, default=0.8, help="'certified': final weight of the worst-case loss")
+    parser.add_argument("--embedding-lr", type=float, default=1e-2, help="'certified': the embedding table's lr")
     parser.add_argument("--work", default="/tmp/msr-bench")
     args = parser.parse_args()
     {"bounds": bounds, "tightness": tightness, "positions": positions, "crosscheck": crosscheck, "embeddings": embeddings, "certified": certified,
@@ -433,17 +482,27 @@ def write_note(args: argparse.Namespace) -> None:
     certs = [v for k, v in parts.items() if k.startswith("certified-")]
     if certs:
         out += ["", "### Normal against certified (IBP hull) training", "",
-                "| victim | training | clean acc | certified acc (hull, CROWN) | attacked acc (greedy + prover r=1) "
-                "| contradictions |", "|---|---|---|---|---|---|"]
+                "| victim | training | clean acc (all test) | IBP-certified acc (all test) | predicted per class "
+                "(all test) | clean acc | certified acc (hull, CROWN) | attacked acc (greedy + prover r=1) "
+                "| contradictions |", "|---|---|---|---|---|---|---|---|---|"]
         for c in certs:
             for kind in ("normal", "certified"):
                 r = c[kind]
-                out.append(f"| {c['victim']} | {kind} | {_p(r['clean'])} | {_p(r['certified'])} | {_p(r['attacked'])} "
+                shares = ", ".join(f"{k} {_p(v)}" for k, v in r["predicted_share"].items())
+                flag = " **one-class**" if r.get("one_class") else ""
+                out.append(f"| {c['victim']} | {kind} | {_p(r['test_clean'])} | {_p(r['test_certified_ibp'])} "
+                           f"| {shares}{flag} | {_p(r['clean'])} | {_p(r['certified'])} | {_p(r['attacked'])} "
                            f"| **{r['contradictions']}** |")
             out.append("")
+            cfg = c["config"]
             out.append(f"Sizes: {c['train_examples']} training texts, {c['epochs']} epochs of certified fine-tuning "
-                       f"({c['train_seconds']:.0f} s, load {c['load_average']:.1f}), {c['test_examples']} test texts, "
-                       f"{c['substitutes']} substitutes per word (victim-embedding L2 neighbours).")
+                       f"(eps and kappa ramped over {cfg['ramp_epochs']}, kappa {cfg['kappa']}, lr {cfg['lr']}, "
+                       f"embedding lr {cfg['embedding_lr']}, batch {cfg['batch_size']}; {c['train_seconds']:.0f} s, "
+                       f"load {c['load_average']:.1f}, {c['threads']} thread), {c['normal']['test_texts']} test texts "
+                       f"(all) for the IBP columns and the first {c['test_examples']} for the CROWN / attack columns; "
+                       f"substitution sets: {c['sets']}, at most {c['substitutes']} per word, "
+                       f"{c['table_words']} words with substitutes, {_p(c['test_words_with_substitutes'])} of the "
+                       f"test words.")
     header = (RESULTS / "msr_header.md").read_text() if (RESULTS / "msr_header.md").exists() else ""
     footer = (RESULTS / "msr_footer.md").read_text() if (RESULTS / "msr_footer.md").exists() else ""
     (RESULTS / "msr.md").write_text(header + "\n".join(out) + "\n" + ("\n" + footer if footer else ""))

@@ -223,3 +223,41 @@ def test_a_killed_worker_loses_only_its_units_and_resume_finishes_them(tmp_path:
                       resume=True, progress=False)
     summary = again["evaluate"].summary
     assert summary.units == 12 and summary.errors == 0 and again["evaluate"].computed == 12 - len(stored)
+
+
+def test_a_python_resume_continues_with_the_stored_settings_under_the_given_ones(tmp_path: Path) -> None:
+    from textrobust.audit.run_folder import resumed_analyses, stored_settings
+
+    audit.run(_victim(), _data(), {"evaluate": {"n": 2, "batch_size": 8}}, tmp_path, progress=False, report=False)
+    assert stored_settings(tmp_path, "evaluate") == {"n": 2, "batch_size": 8}
+    assert stored_settings(tmp_path, "attack") == {} and stored_settings(tmp_path / "none", "evaluate") == {}
+    # the command line passes only the options typed; Python passes the settings it names
+    again = audit.run(_victim(), _data(), {"evaluate": {"n": 4}}, tmp_path, progress=False, report=False,
+                      resume=True)
+    assert again["evaluate"].settings == {"n": 4, "batch_size": 8}
+    assert again["evaluate"].resumed == 1  # the stored unit (a batch of up to 8 texts) is not recomputed
+    assert resumed_analyses(tmp_path, ["evaluate"]) == {"evaluate": {"n": 4, "batch_size": 8}}
+    objects = [ANALYSES.get("evaluate")()]
+    assert resumed_analyses(tmp_path, objects) is objects  # explicit objects are kept
+
+
+def test_a_run_stored_before_a_legacy_setting_existed_resumes_with_its_old_value(tmp_path: Path) -> None:
+    import sqlite3
+
+    from textrobust.audit.run_folder import LEGACY_SETTINGS, resumed_analyses
+
+    first = audit.run(_victim(), _data(), {"pr": {"n": 1, "samples": 5, "candidates": "paper"}}, tmp_path,
+                      progress=False, report=False)
+    # make the store look like one written before 'candidates' existed
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        (config,) = db.execute("SELECT config_json FROM runs WHERE run_id = ?", (first["pr"].run_id,)).fetchone()
+        old = json.loads(config)
+        del old["settings"]["candidates"]
+        db.execute("UPDATE runs SET config_json = ? WHERE run_id = ?", (json.dumps(old), first["pr"].run_id))
+    assert LEGACY_SETTINGS["candidates"] == "paper"
+    assert resumed_analyses(tmp_path, {"pr": {"n": 2}})["pr"]["candidates"] == "paper"
+    again = audit.run(_victim(), _data(), {"pr": {"n": 2}}, tmp_path, progress=False, report=False, resume=True)
+    assert again["pr"].run_id == first["pr"].run_id and again["pr"].settings["candidates"] == "paper"
+    with pytest.raises(TextRobustError, match="candidates"):  # the old run used the paper's: not validated
+        audit.run(_victim(), _data(), {"pr": {"candidates": "validated"}}, tmp_path, progress=False, report=False,
+                  resume=True)

@@ -26,7 +26,7 @@ from textrobust.zoo.transformer import TransformerClassifier, TransformerConfig
 from textrobust.zoo.vocab import WordVocab
 
 WORDS = ["good", "bad", "film", "plot", "great", "awful", "movie", "story", "fine", "dull", "the", "a", "was"]
-FAST = {"n": 2, "pos_filter": False, "simulations": 8, "iterations": 6, "multi_sets": 2, "lime_samples": 30,
+FAST = {"n": 2, "candidates": "paper", "pos_filter": False, "simulations": 8, "iterations": 6, "multi_sets": 2, "lime_samples": 30,
         "max_set_size": 2}
 
 
@@ -255,7 +255,7 @@ def test_cli_names_both_normalisations(tmp_path, monkeypatch):
     monkeypatch.setattr(audit, "run", lambda victim, _data, *args, **kw: real(_victim("cnn"), data, *args, **kw))
     out = tmp_path / "msr"
     result = CliRunner().invoke(app, ["msr", "--n", "2", "--no-pos-filter", "--no-lime", "--simulations", "4",
-                                      "--iterations", "3", "--max-set-size", "2", "--multi-sets", "1", "--quiet",
+                                      "--iterations", "3", "--max-set-size", "2", "--multi-sets", "1", "--quiet", "--candidates", "paper",
                                       "--out", str(out)], terminal_width=200)
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())

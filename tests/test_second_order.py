@@ -368,7 +368,7 @@ def planted_world(monkeypatch: pytest.MonkeyPatch) -> None:
     real_finder = package.PatchFinder
     monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in",
                         lambda name=None: TableFillIn(PLANTED_FILL))
-    monkeypatch.setattr(package, "PatchFinder", lambda layer: real_finder(layer, DictSource({"film": ["movie"]})))
+    monkeypatch.setattr(package, "PatchFinder", lambda layer, synonyms=None: real_finder(layer, DictSource({"film": ["movie"]})))
 
 
 def planted_dataset():

@@ -7,16 +7,19 @@ and strict about unknown keys (a typo is an error, never silently ignored).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from textrobust.errors import SettingsError
 
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
 __all__ = ["Config"]
 
 
-def _describe(error: dict[str, Any]) -> tuple[str, str, str | None]:
+def _describe(error: ErrorDetails) -> tuple[str, str, str | None]:
     """``(name, problem, got)`` of one pydantic error, the problem worded to follow the
     name: "must be greater than or equal to 1", "is not known"."""
     loc = ".".join(str(p) for p in error.get("loc", ())) or "<config>"
@@ -43,7 +46,7 @@ class Config(BaseModel):
             raise SettingsError(type(self).__name__, [_describe(e) for e in exc.errors()],
                                 sorted(type(self).model_fields)) from None
 
-    def replace(self, **changes: Any) -> "Config":
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed, validated again."""
         return type(self)(**{**self.model_dump(), **changes})
 

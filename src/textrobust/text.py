@@ -256,14 +256,14 @@ class Text:
             # Several words of a one-column text (crossover children), without the general loop;
             # anything unusual falls through to the checks below.
             part = self._parts[0]
-            words = list(part.words)
-            n = len(words)
+            edited = list(part.words)
+            n = len(edited)
             for pos, new in position.items():
                 if type(pos) is not int or not 0 <= pos < n or type(new) is not str or not _is_word(new):
                     break
-                words[pos] = new
+                edited[pos] = new
             else:
-                return _one_column(tuple(words), part.gaps, self.frozen, self.column_names)
+                return _one_column(tuple(edited), part.gaps, self.frozen, self.column_names)
         if isinstance(position, Mapping):
             changes = dict(position)
             if word is not None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.attack import metrics
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.results import AttackResult, Status
 from textrobust.data.examples import Example
 
@@ -70,14 +71,7 @@ class AttackSettings(Settings):
     n: int | None = Field(default=50, ge=0)
     budget: int | None = Field(default=None, ge=1)
     quality: bool = True
-    candidates: CandidateChoice = Field(
-        default="validated",
-        description="where substitutes come from: validated (synonyms checked in context; precision measured "
-                    "on the labelled substitution set) or paper (the recipe's own source, as published)")
-
-
-#: The candidate sources an attack may use: the validated synonyms, or the recipe's own.
-CandidateChoice = Literal["validated", "paper"]
+    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
 
 
 def recipe_spec(name: str, seed: int, candidates: str) -> Any:
@@ -149,6 +143,7 @@ class AttackAnalysis(Analysis):
              "metrics as in Morris et al. 2020 (TextAttack).")
     settings_type = AttackSettings
     record_type = AttackRecord
+    settings: AttackSettings
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
@@ -184,7 +179,8 @@ class AttackAnalysis(Analysis):
 
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AttackSummary:
         results = [cast(AttackRecord, r).result for r in records]
-        return AttackSummary(**counts(records, failures), **metrics.summary(results))  # type: ignore[arg-type]
+        values: dict[str, Any] = dict(metrics.summary(results))  # one value per AttackSummary field
+        return AttackSummary(**counts(records, failures), **values)
 
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:

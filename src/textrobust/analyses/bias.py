@@ -107,6 +107,7 @@ class BiasAnalysis(Analysis):
              "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 4, Eq. 5-6, Table 5).")
     settings_type = BiasSettings
     record_type = BiasRecord
+    settings: BiasSettings
     unit = "anchors"
 
     def __init__(self, settings: Any = None) -> None:
@@ -283,7 +284,7 @@ def _histograms(measures: Sequence[AnchorMeasure], rows: Sequence[PairRow], k: i
     for row in rows[:3]:
         subset = "filter" if row.originals.get("filter", 0) else "test"
         curves = {j: pair_histogram(measures, row.pair, j, subset=subset) for j in sorted({0, k})}
-        used = [i for _, hist in curves.values() for i in hist.nonzero()[0]]
+        used = [int(i) for _, hist in curves.values() for i in hist.nonzero()[0]]
         if not used:
             continue
         lo, hi = max(min(used) - 2, 0), max(used) + 3

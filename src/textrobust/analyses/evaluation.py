@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import Field
@@ -160,6 +160,13 @@ def summarize(
     )
 
 
+def _shares(records: Sequence[EvaluationRecord]) -> dict[str, float]:
+    """Share of ``records`` predicted as each label index (as a string), over the labels
+    that occur as label or prediction."""
+    keys = sorted({r.label for r in records} | {r.predicted for r in records})
+    return {str(k): sum(r.predicted == k for r in records) / len(records) for k in keys} if records else {}
+
+
 # ---- the analysis ---------------------------------------------------------------------------------
 
 class EvaluateSettings(Settings):
@@ -192,6 +199,8 @@ class AccuracySummary(Summary):
     accuracy: float
     accuracy_per_label: dict[str, float]
     queries: int
+    #: share of the scored examples predicted as each label (keys as ``accuracy_per_label``)
+    predicted_share: dict[str, float] = field(default_factory=dict)
 
 
 class EvaluateAnalysis(Analysis):
@@ -202,6 +211,7 @@ class EvaluateAnalysis(Analysis):
     paper = "Accuracy on the unperturbed examples (the baseline every other figure is read against)."
     settings_type = EvaluateSettings
     record_type = EvaluationBatch
+    settings: EvaluateSettings
     unit = "batches"
 
     def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
@@ -234,24 +244,37 @@ class EvaluateAnalysis(Analysis):
                 for r in batch.records()]
 
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AccuracySummary:
-        flat = [r for batch in records for r in batch.records()]  # type: ignore[attr-defined]
+        flat = [r for batch in records for r in cast(EvaluationBatch, batch).records()]
         names = sorted({str(i) for r in flat for i in [r.label]})
         return AccuracySummary(**counts(records, failures), examples=len(flat),
                                accuracy=accuracy(flat) if flat else float("nan"),
                                accuracy_per_label={n: accuracy([r for r in flat if str(r.label) == n]) for n in names},
-                               queries=sum(r.queries for r in records))
+                               queries=sum(r.queries for r in records),
+                               predicted_share=_shares(flat))
 
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
         from textrobust.analyses.sections import headline, table
+        from textrobust.zoo.cards import one_class_warning
 
         s = cast(AccuracySummary, summary)
-        per_label = [[label_names[int(k)] if k.isdigit() and int(k) < len(label_names) else k, v]
-                     for k, v in s.accuracy_per_label.items()]
-        return {"headline": [headline("clean accuracy", s.accuracy, "%",
-                                      "share of the examples the victim classifies right, without any attack"),
-                             headline("examples", s.examples, "int", "examples scored"),
-                             headline("queries", s.queries, "int",
-                                      "texts sent to the victim (each distinct text once)")],
-                "tables": [table("accuracy per label", ["label", "accuracy"], per_label)],
-                "figures": [], "examples": []}
+
+        def name(key: str) -> str:
+            return label_names[int(key)] if key.isdigit() and int(key) < len(label_names) else key
+
+        per_label = [[name(k), v] for k, v in s.accuracy_per_label.items()]
+        shares = {name(k): v for k, v in s.predicted_share.items()}
+        warning = one_class_warning(shares, "the examples scored")
+        spec: dict[str, Any] = {
+            "headline": [headline("clean accuracy", s.accuracy, "%",
+                                  "share of the examples the victim classifies right, without any attack"),
+                         headline("examples", s.examples, "int", "examples scored"),
+                         headline("queries", s.queries, "int", "texts sent to the victim (each distinct text once)")],
+            "tables": [table("accuracy per label", ["label", "accuracy"], per_label),
+                       table("predictions per label", ["label", "share of the predictions"],
+                             [[k, v] for k, v in shares.items()],
+                             "a model that gives one label to more than 95% of the texts is flagged")],
+            "figures": [], "examples": []}
+        if warning is not None:  # shown among the verdict's points (issue 30)
+            spec["point"] = f"Warning: the victim {warning}."
+        return spec

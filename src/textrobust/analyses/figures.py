@@ -22,18 +22,38 @@ import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from textrobust.errors import ConfigError
 
-__all__ = ["bar_chart", "line_chart", "stacked_bar_chart", "svg_of", "violin_chart"]
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+__all__ = ["EMPTY_SVG", "bar_chart", "line_chart", "stacked_bar_chart", "svg_of", "violin_chart", "without_drawing"]
+
+#: What a chart is inside :func:`without_drawing`: a complete, empty SVG document.
+EMPTY_SVG = '<?xml version="1.0" encoding="utf-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="0" height="0"/>\n'
+_DRAWING: ContextVar[bool] = ContextVar("textrobust_drawing", default=True)
+
+
+@contextmanager
+def without_drawing() -> Iterator[None]:
+    """Inside this block every chart is :data:`EMPTY_SVG`, not drawn: for callers that
+    need a section's figures and tables but not its charts (``textrobust compare`` reads
+    the headline figures of every run; drawing them is most of its time)."""
+    token = _DRAWING.set(False)
+    try:
+        yield
+    finally:
+        _DRAWING.reset(token)
 
 #: Inches; the page shows figures two to a row at 1100 px.
 SIZE = (6.0, 3.2)
 HASH_SALT = "textrobust"
 COLOURS = ("#3b6ea8", "#d9822b", "#4a9a5b", "#b84a4a", "#7a5ea8", "#8c7a4a", "#4a8c8c", "#a84a86")
 
-_STYLE: dict[str, Any] = {
+_STYLE: dict[RcKeyType, Any] = {
     "svg.hashsalt": HASH_SALT,
     "svg.fonttype": "path",
     "text.parse_math": False,
@@ -76,10 +96,16 @@ def _figure() -> tuple[Any, Any]:
 def svg_of(fig: Any) -> str:
     """``fig`` as a complete SVG document; the figure is closed (if pyplot holds it).
 
-    Deterministic: the SVG hash salt is fixed and the metadata carries no date.
+    Deterministic: the SVG hash salt is fixed and the metadata carries no date. Inside
+    :func:`without_drawing`, :data:`EMPTY_SVG` (the figure is not drawn).
     """
     import matplotlib
 
+    if not _DRAWING.get():
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            pyplot.close(fig)
+        return EMPTY_SVG
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": HASH_SALT}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
@@ -177,8 +203,10 @@ def stacked_bar_chart(labels: Sequence[Any], stacks: Mapping[str, Sequence[float
 
 
 def line_chart(series: Mapping[str, tuple[Sequence[float], Sequence[float | None]]], *, title: str,
-               xlabel: str = "", ylabel: str = "", percent: bool = False) -> str:
-    """One line per series, ``name -> (xs, ys)``; a legend when there are several."""
+               xlabel: str = "", ylabel: str = "", percent: bool = False, steps: bool = False) -> str:
+    """One line per series, ``name -> (xs, ys)``; a legend when there are several.
+    ``steps``: each value holds until the next x (a step function, e.g. of a count), and
+    whole-number xs get whole-number ticks."""
     with _style():
         fig, ax = _figure()
         drawn = 0
@@ -187,8 +215,12 @@ def line_chart(series: Mapping[str, tuple[Sequence[float], Sequence[float | None
             if len(xs) == 0:
                 continue
             ax.plot(_floats(xs, str(name)), _floats(ys, str(name)), marker="o", markersize=3, linewidth=1.5,
-                    label=str(name), color=COLOURS[i % len(COLOURS)])
+                    label=str(name), color=COLOURS[i % len(COLOURS)], drawstyle="steps-post" if steps else "default")
             drawn += 1
+        if steps:
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if drawn == 0:
             _no_data(ax)
         elif len(series) > 1:

@@ -27,7 +27,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pydantic import field_validator
 
@@ -188,7 +188,16 @@ class Analysis(ABC):
         return [record]
 
 
-def counts(records: Sequence[Record], failures: Sequence[Failure]) -> dict[str, int]:
+class Counts(TypedDict):
+    """The base counts of a :class:`Summary`, as keyword arguments (``Summary(**counts(...), ...)``)."""
+
+    units: int
+    ok: int
+    errors: int
+    budget_exhausted: int
+
+
+def counts(records: Sequence[Record], failures: Sequence[Failure]) -> Counts:
     """The base counts of a :class:`Summary` (budget exhaustion read from a record's
     ``budget_exhausted`` field where it has one)."""
     exhausted = sum(bool(getattr(r, "budget_exhausted", False)) for r in records)

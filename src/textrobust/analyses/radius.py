@@ -29,6 +29,7 @@ from typing import Any, cast
 from pydantic import Field, ValidationInfo, field_validator
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.problem import CandidateSource
 from textrobust.data.examples import Example
 from textrobust.radius.analysis import (
@@ -86,11 +87,15 @@ def _victim(context: WorkerContext) -> Any:
     return getattr(context.layer, "victim", context.layer)
 
 
+#: The paper's own S(X, p), as built here (``--candidates paper``).
+PAPER_SOURCE = "WordNet synonyms (for HowNet) cleaned by counter-fitted cosine >= 0.5, top 5"
+
+
 # ---- radius ---------------------------------------------------------------------------------------
 class RadiusBoundsSettings(Settings):
     """The radius analysis (field names are the ``textrobust radius`` options).
 
-    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``: ``S(X, p)``;
+    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``/``candidates``: ``S(X, p)``;
     ``tau``: the modification cap of every attack; ``methods``: of pdp, greedy, pso;
     ``top_k``/``lookahead``: PDP; ``pso_pop``/``pso_iters``: PSO; ``prover``: certify radii
     (slower: up to ``time_limit`` seconds per example); ``max_radius``: the largest ``r``
@@ -103,6 +108,7 @@ class RadiusBoundsSettings(Settings):
     eta: int = Field(default=5, ge=1)
     min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
     skip_stop_words: bool = True
+    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
     tau: float = Field(default=0.25, gt=0.0, le=1.0)
     methods: tuple[str, ...] = METHODS
     top_k: int = Field(default=10, ge=1)
@@ -134,6 +140,7 @@ class RadiusBoundsSettings(Settings):
     def method_settings(self, seed: int) -> RadiusSettings:
         """The settings of :class:`~textrobust.radius.analysis.RadiusAnalysis`."""
         return RadiusSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
+                              candidates=self.candidates,
                               tau=self.tau, top_k=self.top_k, lookahead_samples=self.lookahead,
                               methods=self.methods, pso_pop_size=self.pso_pop, pso_max_iters=self.pso_iters,
                               prover=self.prover, max_radius=self.max_radius, time_limit=self.time_limit,
@@ -224,8 +231,11 @@ class RadiusBoundsAnalysis(Analysis):
 
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
-        return radius_section(cast(RadiusSummary, summary), [cast(RadiusRecord, r).result for r in records],
-                              label_names)
+        from textrobust.analyses.sections import with_substitutes
+
+        section = radius_section(cast(RadiusSummary, summary), [cast(RadiusRecord, r).result for r in records],
+                                 label_names)
+        return with_substitutes(section, cast(RadiusBoundsSettings, self.settings).candidates, PAPER_SOURCE)
 
 
 def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_names: Sequence[str]) -> dict[str, Any]:
@@ -341,7 +351,7 @@ def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_name
 class PRMetricSettings(Settings):
     """The PR metric (field names are the ``textrobust pr`` options).
 
-    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``: ``S(X, p)``;
+    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``/``candidates``: ``S(X, p)``;
     ``epsilon``/``delta``: the Hoeffding guarantee; ``samples``: N per example (None: the
     smallest N that guarantees ``epsilon``, 4,794 for the paper's 0.025 and 0.005; fewer
     samples are faster and guarantee a larger eps, which the summary reports);
@@ -354,6 +364,7 @@ class PRMetricSettings(Settings):
     eta: int = Field(default=5, ge=1)
     min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
     skip_stop_words: bool = True
+    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
     epsilon: float = Field(default=0.025, gt=0.0, lt=1.0)
     delta: float = Field(default=0.005, gt=0.0, lt=1.0)
     samples: int | None = Field(default=None, ge=1, le=100_000_000)
@@ -365,6 +376,7 @@ class PRMetricSettings(Settings):
     def method_settings(self, seed: int) -> PRSettings:
         """The settings of :class:`~textrobust.radius.analysis.PRAnalysis`."""
         return PRSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
+                          candidates=self.candidates,
                           epsilon=self.epsilon, delta=self.delta, samples=self.samples, fraction=self.fraction,
                           exact_limit=self.exact_limit, batch_size=self.batch_size, seed=seed)
 
@@ -439,8 +451,11 @@ class PRMetricAnalysis(Analysis):
 
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
-        return pr_section(cast(PRSummary, summary), [cast(PRRecord, r).result for r in records],
-                          cast(PRMetricSettings, self.settings).fraction)
+        from textrobust.analyses.sections import with_substitutes
+
+        s = cast(PRMetricSettings, self.settings)
+        return with_substitutes(pr_section(cast(PRSummary, summary), [cast(PRRecord, r).result for r in records],
+                                           s.fraction), s.candidates, PAPER_SOURCE)
 
 
 def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> dict[str, Any]:
@@ -471,7 +486,7 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> di
             notes.append(f"requested {s.epsilon_requested:g} needs N >= {s.samples_needed:,}")
         heads.append(headline(f"eps: |PR_hat - PR| < eps w.p. {1 - s.delta:.1%} at N = {s.samples:,}", s.epsilon,
                               "%", "; ".join(notes)))
-    rows = [["N, samples per example", s.samples], ["delta", f"{s.delta:g}"],
+    rows: list[list[Any]] = [["N, samples per example", s.samples], ["delta", f"{s.delta:g}"],
             ["eps guaranteed by N", f"{s.epsilon:.4f}"], ["eps requested", f"{s.epsilon_requested:g}"],
             ["N the requested eps needs", s.samples_needed], ["computed exactly (small)", p.exact],
             ["skipped (misclassified)", p.skipped], ["errors", s.errors], ["min PR, %", 100.0 * p.quantiles["min"]],

@@ -27,6 +27,7 @@ from typing import Any, cast
 from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.problem import Search
 from textrobust.attack.results import Status
 from textrobust.data.examples import Example
@@ -46,8 +47,11 @@ class SecondOrderSettings(Settings):
     ``n`` examples, a victim query ``budget`` per example (each scored neighbour costs
     two), the ``fill_in`` model of the neighbourhoods, SO-Beam's ``beam_width``, the most
     words changed ``max_k`` (None: 6, SO-Enum 2), Algorithm 1's ``kappa`` and ``delta``,
-    an extra total-variation ``min_gap`` (0: the paper), and ``quality`` (perplexity of
-    ``x0`` and of the vulnerable example under Gemma; slower)."""
+    an extra total-variation ``min_gap`` (0: the paper), ``quality`` (perplexity of
+    ``x0`` and of the vulnerable example under Gemma; slower), and the patch pairs'
+    ``candidates``: the validated synonyms (default, judged in ``x0``) or ``paper``, the
+    project's stand-in for the paper's counter-fitted pairs (WordNet's frequent senses
+    checked by cosine, :class:`~textrobust.second_order.synonyms.CheckedSynonyms`)."""
 
     method: str = "so-beam"
     n: int | None = Field(default=20, ge=0)
@@ -59,6 +63,12 @@ class SecondOrderSettings(Settings):
     delta: float = Field(default=3.0, ge=0.0)
     min_gap: float = Field(default=0.0, ge=0.0, le=1.0)
     quality: bool = True
+    candidates: CandidateChoice = Field(default="validated", description="the patch pairs: " + CANDIDATES_HELP)
+
+
+#: The paper's patch pairs, as built here (``--candidates paper``).
+PAPER_SOURCE = ("WordNet's 2 most frequent senses with counter-fitted cosine >= 0.6 (for the paper's 8 "
+                "counter-fitted neighbours within L2 0.5)")
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,7 @@ class SecondOrderAnalysis(Analysis):
              "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 3, Algorithms 1-2).")
     settings_type = SecondOrderSettings
     record_type = SecondOrderRecord
+    settings: SecondOrderSettings
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
@@ -146,7 +157,7 @@ class SecondOrderAnalysis(Analysis):
         layer = context.layer
         neighbourhood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
         attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
-                                   patches=PatchFinder(layer), budget=s.budget, min_gap=s.min_gap, name=s.method)
+                                   patches=PatchFinder(layer, patch_synonyms(s.candidates)), budget=s.budget, min_gap=s.min_gap, name=s.method)
         lm = None
         if s.quality:
             from textrobust.lm import CausalLM
@@ -176,9 +187,22 @@ class SecondOrderAnalysis(Analysis):
 
     def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> dict[str, Any]:
-        return second_order_section(cast(SecondOrderSummary, summary),
-                                    [cast(SecondOrderRecord, r).result for r in records], label_names,
-                                    self.settings.method)
+        from textrobust.analyses.sections import with_substitutes
+
+        section = second_order_section(cast(SecondOrderSummary, summary),
+                                       [cast(SecondOrderRecord, r).result for r in records], label_names,
+                                       self.settings.method)
+        return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
+
+
+def patch_synonyms(candidates: str) -> Any:
+    """The patch pairs' synonyms: the validated source, or None for the paper's stand-in
+    (:func:`~textrobust.second_order.patch.default_synonyms`)."""
+    if candidates == "paper":
+        return None
+    from textrobust.attack.candidates.choice import validated_source
+
+    return validated_source()
 
 
 def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],

@@ -12,7 +12,8 @@ from typing import Any
 
 from textrobust.text import Text, split_words
 
-__all__ = ["example_row", "figure", "headline", "outcome_figures", "tokens", "table"]
+__all__ = ["candidates_headline", "with_substitutes", "example_row", "figure", "headline", "outcome_figures", "source_name", "tokens",
+           "table"]
 
 
 def headline(label: str, value: Any, fmt: str = "float", note: str | None = None) -> dict[str, Any]:
@@ -20,6 +21,30 @@ def headline(label: str, value: Any, fmt: str = "float", note: str | None = None
     if isinstance(value, float) and not math.isfinite(value):
         value = None
     return {"label": label, "value": value, "format": fmt, "note": note}
+
+
+def source_name(candidates: str) -> str:
+    """How a section names its substitutes in a sentence (the verdict's points)."""
+    return "validated synonyms" if candidates == "validated" else "the paper's substitutes"
+
+
+def candidates_headline(candidates: str, paper_source: str) -> dict[str, Any]:
+    """The headline naming a section's substitutes and how often they keep the meaning
+    (measured on the labelled substitution set); ``paper_source`` names the paper's own."""
+    from textrobust.attack.candidates.choice import choice_note
+
+    return headline("substitutes (--candidates)", candidates, "text", choice_note(candidates, paper_source))
+
+
+def with_substitutes(section: dict[str, Any], candidates: str, paper_source: str) -> dict[str, Any]:
+    """``section`` with the :func:`candidates_headline` last (the first is the section's key
+    figure in the overview) and its verdict point naming
+    the substitutes (the front page's verdict must say what it counted)."""
+    point = section.get("point")
+    if point:
+        point = f"{point.rstrip('.')} (substitutes: {source_name(candidates)})."
+    return {**section, "headline": [*section["headline"], candidates_headline(candidates, paper_source)],
+            "point": point}
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], note: str | None = None) -> dict[str, Any]:

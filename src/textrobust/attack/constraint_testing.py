@@ -30,10 +30,11 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
-from textrobust.attack.problem import Constraint, PositionConstraint, Proposal
+from textrobust.attack.problem import Constraint, PairConstraint, PositionConstraint, Proposal
 from textrobust.errors import TextRobustError
 from textrobust.text import Text
 
@@ -76,9 +77,9 @@ def check_constraint(
     if not repr(constraint) or " object at 0x" in name:
         raise ConstraintContractError(f"{type(constraint).__name__} has no repr showing its configuration.")
     if is_candidate:
-        verdicts = _check_candidate(constraint, original, list(proposals), seed, name)  # type: ignore[arg-type]
+        verdicts = _check_candidate(cast(Constraint, constraint), original, list(proposals), seed, name)
         return ConstraintCheck("candidate", verdicts)
-    allowed = _check_position(constraint, original, list(proposals), name)  # type: ignore[arg-type]
+    allowed = _check_position(cast(PositionConstraint, constraint), original, list(proposals), name)  # one of the two
     return ConstraintCheck("position", None, allowed)
 
 
@@ -125,6 +126,7 @@ def _check_pair_path(
     ``pair_verdicts``) gives the verdicts ``check`` gives, on the same proposals."""
     if not callable(getattr(constraint, "pair_verdicts", None)):
         return
+    pair_constraint = cast(PairConstraint, constraint)  # pair_reference is checked next
     reference = getattr(constraint, "pair_reference", None)
     reference = getattr(reference, "value", reference)
     if reference not in ("original", "parent"):
@@ -134,12 +136,12 @@ def _check_pair_path(
     pairs = [
         ((original if reference == "original" else p.parent).words[p.position], p.word) for p in proposals
     ]
-    got = [bool(v) for v in constraint.pair_verdicts(pairs)]  # type: ignore[attr-defined]
+    got = [bool(v) for v in pair_constraint.pair_verdicts(pairs)]
     if got != verdicts.tolist():
         raise ConstraintContractError(
             f"{name}.pair_verdicts disagrees with check: {got} against {verdicts.tolist()}."
         )
-    if list(constraint.pair_verdicts([])) != []:  # type: ignore[attr-defined]
+    if list(pair_constraint.pair_verdicts([])) != []:
         raise ConstraintContractError(f"{name}.pair_verdicts of no pairs is not empty.")
 
 

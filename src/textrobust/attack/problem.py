@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -303,7 +303,8 @@ class Problem:
         """The constraints with the word-pair fast path, and the others (kept per problem)."""
         split = self._split
         if split is None:
-            pairs = tuple(c for c in self.constraints if _pair_reference(c) in ("original", "parent"))
+            pairs = tuple(cast(PairConstraint, c)  # _pair_reference checked both members
+                          for c in self.constraints if _pair_reference(c) in ("original", "parent"))
             rest = tuple(c for c in self.constraints if not any(c is p for p in pairs))
             split = (pairs, rest)
             _set(self, "_split", split)

@@ -55,8 +55,8 @@ def linear_victim(embeddings: Mapping[str, Sequence[float]], weights: Sequence[S
 
     words = list(embeddings)
     table = np.zeros((len(words) + 2, len(next(iter(embeddings.values())))), dtype=np.float32)
-    for i, w in enumerate(words):
-        table[i + 2] = np.asarray(embeddings[w], dtype=np.float32)
+    for i, word in enumerate(words):
+        table[i + 2] = np.asarray(embeddings[word], dtype=np.float32)
     w = np.asarray(weights, dtype=np.float32)
     b = np.zeros(w.shape[0], dtype=np.float32) if bias is None else np.asarray(bias, dtype=np.float32)
 
@@ -116,7 +116,8 @@ def tiny_bert_victim(root: Any, *, seed: int = 0) -> Any:
 
     import torch
     import transformers
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    # transformers 5 defines BertTokenizerFast (= BertTokenizer) but its typed __init__ does not list it
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast  # type: ignore[attr-defined]
 
     from textrobust.victims.huggingface import HuggingFaceVictim
 
@@ -128,7 +129,7 @@ def tiny_bert_victim(root: Any, *, seed: int = 0) -> Any:
         tokenizer = BertTokenizerFast(vocab_file=str(root / "vocab.txt"))
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(TINY_BERT_VOCAB), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=16, max_position_embeddings=32, num_labels=2, id2label={0: "neg", 1: "pos"})
+                        intermediate_size=16, max_position_embeddings=32, id2label={0: "neg", 1: "pos"})  # 2 labels
     folder = root / "model"
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -25,7 +25,7 @@ import socket
 import tempfile
 from collections.abc import Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from textrobust.audit.executor_process import limit_threads
 from textrobust.audit.executors import (
@@ -66,7 +66,7 @@ class _RayWorker:
         import ray
 
         limit_threads()
-        self.name = "ray-" + ray.get_runtime_context().get_actor_id()[:8]
+        self.name = "ray-" + cast(str, ray.get_runtime_context().get_actor_id())[:8]  # set: this is an actor
         self._key: str | None = None
         self._spec: bytes = b""
         self._worker: Any = None

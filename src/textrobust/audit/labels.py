@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from textrobust.data.examples import Dataset
 from textrobust.errors import BadRow, ConfigError
@@ -181,6 +181,6 @@ def _unknown_label_rows(dataset: Dataset, victim_labels: Sequence[str], known: s
             f"or pass --skip-bad-rows to skip (and report) these rows:{shown}")
     kept = tuple(e for e in dataset.examples if e.label in known)  # not empty: the caller checked
     meta = dict(dataset.meta)
-    earlier = tuple(meta.get("bad_rows") or ())  # type: ignore[arg-type]
+    earlier = tuple(cast("Sequence[BadRow]", meta.get("bad_rows") or ()))  # only BadRows are stored there
     meta["bad_rows"] = tuple(sorted((*earlier, *bad), key=lambda b: b.row))
     return replace(dataset, examples=kept, meta=meta)

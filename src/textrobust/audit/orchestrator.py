@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext
 from textrobust.audit.labels import align_labels
@@ -28,10 +28,10 @@ from textrobust.audit.limits import (
     default_max_words,
     limit_length,
 )
-from textrobust.audit.run_folder import RunFolderLock, check_resumable
+from textrobust.audit.run_folder import LEGACY_SETTINGS, RunFolderLock, check_resumable, resumed_analyses
 from textrobust.audit.sources import DataSource, VictimSource
-from textrobust.errors import ConfigError, StoreError, TextRobustError
-from textrobust.records import decode, encode
+from textrobust.errors import BadRow, ConfigError, StoreError, TextRobustError
+from textrobust.records import encode
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -164,22 +164,9 @@ def _run_config(analysis: Analysis, victim: VictimSource, data: DataSource, data
 
 
 def _stored(analysis: Analysis, run: Run) -> tuple[list[Record], list[Failure]]:
-    records: list[Record] = []
-    failures: list[Failure] = []
-    for row in run.results():
-        if row.failed:
-            failures.append(Failure(row.example_id, str(row.payload.get("error", "Error")),
-                                    str(row.payload.get("message", ""))))
-        else:
-            try:
-                records.append(decode(analysis.record_type, row.payload))
-            except (StoreError, KeyError, TypeError, ValueError) as exc:
-                raise StoreError(
-                    f"The stored result of '{row.example_id}' in run '{run.run_id}' is not a "
-                    f"{analysis.record_type.__name__} ({exc}). Was the store written by another "
-                    "version of textrobust? Run again without --resume."
-                ) from None
-    return records, failures
+    from textrobust.analyses.stored import read_records
+
+    return read_records(analysis, run)
 
 
 def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str, Any]], run: Run,
@@ -223,7 +210,7 @@ def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str
 def run(
     victim: Any = "default",
     data: Any = "rotten_tomatoes",
-    analyses: Sequence[Analysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,  # type: ignore[assignment]
+    analyses: Sequence[Analysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,
     out: str | os.PathLike[str] = "runs/audit",
     *,
     split: str | None = None,
@@ -254,7 +241,9 @@ def run(
     matches them by position instead. ``analyses``: registry names, :class:`Analysis`
     objects, or a mapping name -> settings. ``executor``: ``local``, ``process`` or ``ray``
     (or an executor object), with ``workers`` and, for Ray, ``address``. ``resume``
-    continues the latest runs stored in ``out`` (their configuration must match); with
+    continues the latest runs stored in ``out``: each analysis runs with its stored settings
+    under the ones given (:func:`~textrobust.audit.run_folder.resumed_analyses`), and the
+    rest of the configuration must match; with
     nothing to resume there (no store, or no run of any of ``analyses``) it is a
     :class:`~textrobust.errors.StoreError`. One process writes ``out`` at a time
     (:class:`~textrobust.audit.run_folder.RunFolderLock`): a second one gets a StoreError
@@ -267,6 +256,8 @@ def run(
     from textrobust.store import RunStore
 
     started = time.perf_counter()
+    if resume:  # the stored settings, with the given ones on top (the command line does the same)
+        analyses = resumed_analyses(out, analyses)
     chosen = _analyses(analyses)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ConfigError(f"The 'seed' must be an integer from 0 to 2^63-1. Got {seed!r} instead.")
@@ -350,7 +341,7 @@ def _data_notes(data: Dataset, length: LengthReport) -> dict[str, Any]:
     rejected among those analysed) and the rows skipped as bad (``--skip-bad-rows``)."""
     notes: dict[str, Any] = {"length_limit": {"max_words": length.max_words, "policy": length.policy,
                                               "truncated": len(length.truncated), "rejected": len(length.rejected)}}
-    bad = tuple(data.meta.get("bad_rows") or ())  # type: ignore[arg-type]
+    bad = tuple(cast("Sequence[BadRow]", data.meta.get("bad_rows") or ()))  # only BadRows are stored there
     if bad:
         notes["skipped_rows"] = {"count": len(bad), "shown": [str(row) for row in bad[:MAX_SHOWN_BAD_ROWS]]}
     return notes
@@ -359,6 +350,17 @@ def _data_notes(data: Dataset, length: LengthReport) -> dict[str, Any]:
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise ConfigError(f"The output folder '{out}' is a file; give a folder (--out).")
+
+
+def _legacy_keys(store: RunStore, analysis: Analysis) -> tuple[str, ...]:
+    """Settings added since the latest stored run of ``analysis`` was made, whose value now
+    is what that run did before they existed (:data:`~textrobust.audit.run_folder.LEGACY_SETTINGS`):
+    a resume may add them to the stored configuration."""
+    previous = store.latest_run(analysis.name)
+    stored = (previous.config.get("settings") or {}) if previous is not None else {}
+    now = analysis.settings.to_dict()
+    return tuple(f"settings.{key}" for key, value in LEGACY_SETTINGS.items()
+                 if previous is not None and key not in stored and now.get(key) == value)
 
 
 def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
@@ -372,7 +374,8 @@ def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: Da
     config = {**_run_config(analysis, victim, data, dataset), "max_words": length.max_words,
               "length_policy": length.policy}
     # a resumed run may take more (or fewer) examples; everything else must match
-    run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n",))
+    run = store.resume_or_start(analysis.name, config, seed, resume=resume,
+                                resumable_keys=("settings.n", *(_legacy_keys(store, analysis) if resume else ())))
     if survey is not None:
         run.set_artefact("survey", survey)
     resumed = len(run.done_ids())

@@ -28,7 +28,7 @@ from typing import Any
 
 from textrobust.errors import StoreError
 
-__all__ = ["LOCK_FILE", "RunFolderLock", "check_resumable"]
+__all__ = ["LEGACY_SETTINGS", "LOCK_FILE", "RunFolderLock", "check_resumable", "resumed_analyses", "stored_settings"]
 
 #: The lock file inside a run folder.
 LOCK_FILE = ".textrobust.lock"
@@ -148,3 +148,50 @@ def check_resumable(out: str | os.PathLike[str], analyses: Sequence[str]) -> Non
             f"Nothing to resume: the store in '{folder}' (--out) holds {held}, not of {names}. Run without "
             f"--resume to start a new {names} run in this folder (the stored runs are kept), or give the "
             f"--out folder of a {names} run.")
+
+
+#: Settings added after runs were stored, with the value that those runs used before the
+#: setting existed: ``candidates`` (issue 28), the papers' own substitutes.
+LEGACY_SETTINGS: dict[str, Any] = {"candidates": "paper"}
+
+
+def stored_settings(out: str | os.PathLike[str], analysis: str) -> dict[str, Any]:
+    """The settings of the latest ``analysis`` run stored in the run folder ``out`` (``{}``
+    when there is none): what a resumed run continues with, under the settings given."""
+    from textrobust.store import RunStore
+
+    path = Path(out) / "store.sqlite"
+    if not path.is_file():
+        return {}
+    with RunStore(path) as store:
+        run = store.latest_run(analysis)
+        return dict((run.config.get("settings") or {}) if run is not None else {})
+
+
+def resumed_analyses(out: str | os.PathLike[str], analyses: Any) -> Any:
+    """``analyses`` as an audit resumed in ``out`` runs them: for a mapping name ->
+    settings, each analysis's stored settings with the given ones on top; for a name, its
+    stored settings (the same in Python and on the command line, where the options typed
+    are the settings given). :class:`~textrobust.analyses.protocol.Analysis` objects are
+    explicit and kept as they are."""
+    from collections.abc import Mapping
+
+    if isinstance(analyses, Mapping):
+        return {name: {**_with_legacy(out, name), **dict(settings or {})} for name, settings in analyses.items()}
+    if isinstance(analyses, (list, tuple)) and all(isinstance(a, str) for a in analyses):
+        return {name: _with_legacy(out, name) for name in analyses}
+    return analyses
+
+
+def _with_legacy(out: str | os.PathLike[str], name: str) -> dict[str, Any]:
+    """The stored settings of ``name``, with :data:`LEGACY_SETTINGS` its analysis has and
+    the stored run predates (a run from before ``candidates`` existed continues with the
+    papers' substitutes it used)."""
+    from textrobust.analyses import ANALYSES
+
+    stored = stored_settings(out, name)
+    if stored and name in ANALYSES:
+        fields = ANALYSES.get(name).settings_type.model_fields
+        stored = {**{k: v for k, v in LEGACY_SETTINGS.items() if k in fields and k not in stored}, **stored}
+    return stored
+

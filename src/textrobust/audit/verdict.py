@@ -6,6 +6,11 @@ share of the perturbation space) and a one-line ``point``. The verdict's level i
 from the largest risk: below 0.25 ``good``, below 0.6 ``fair``, else ``poor``; with no
 risk at all, ``unknown``. The thresholds are a reading aid, stated in the report, not a
 standard.
+
+Robustness means robustness to substitutions that keep the meaning, so a section whose
+settings say ``candidates = "paper"`` (the paper's own substitutes, most of which change
+the meaning: ``benchmarks/results/validity.md``) keeps its point but does not set the
+level; a point says so.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["THRESHOLDS", "verdict"]
+__all__ = ["NEIGHBOURHOOD", "THRESHOLDS", "verdict"]
 
 #: (upper bound of risk, level), checked in order.
 THRESHOLDS: tuple[tuple[float, str], ...] = ((0.25, "good"), (0.6, "fair"), (math.inf, "poor"))
@@ -27,14 +32,41 @@ _HEADLINES = {
 }
 
 
+#: Analyses whose risk is about sentences near the test set, not the model's answers on
+#: it: when one of them sets the level, the headline says so, and a point gives the level
+#: of the analyses of its own answers (a second-order success flips a nearby sentence,
+#: often one the model barely decides, not a test sentence).
+NEIGHBOURHOOD = {"second-order": ("Not robust near its test data: for most test sentences a nearby natural "
+                                  "sentence flips under one synonym swap (second-order).",
+                                  "Partly robust near its test data: for a substantial share of test sentences "
+                                  "a nearby natural sentence flips under one synonym swap (second-order).")}
+
+
+def _level(worst: float) -> str:
+    return next(name for bound, name in THRESHOLDS if worst < bound)
+
+
 def verdict(sections: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"level", "headline", "points"}`` from the sections' risks and points."""
+    paper = [s for s in sections if (s.get("settings") or {}).get("candidates") == "paper"]
     risks = [(float(s["risk"]), s) for s in sections
-             if s.get("risk") is not None and not math.isnan(float(s["risk"]))]
+             if s.get("risk") is not None and not math.isnan(float(s["risk"])) and s not in paper]
     points = [str(s["point"]) for s in sections if s.get("point")]
+    if paper:
+        points.append(f"Not counted in the level: {', '.join(str(s.get('name', '?')) for s in paper)} used the "
+                      "papers' own substitutes (--candidates paper), most of which change the meaning.")
     if not risks:
         return {"level": "unknown", "headline": _HEADLINES["unknown"], "points": points}
-    worst, _ = max(risks, key=lambda pair: pair[0])
-    level = next(name for bound, name in THRESHOLDS if worst < bound)
+    worst, driver = max(risks, key=lambda pair: pair[0])
+    level = _level(worst)
     points.append("Level from the largest failure share above: below 25% good, below 60% fair, else poor.")
-    return {"level": level, "headline": _HEADLINES[level], "points": points}
+    headline = _HEADLINES[level]
+    name = str(driver.get("name", ""))
+    if name in NEIGHBOURHOOD and level != "good":
+        headline = NEIGHBOURHOOD[name][0 if level == "poor" else 1]
+        own = [(risk, s) for risk, s in risks if str(s.get("name", "")) not in NEIGHBOURHOOD]
+        if own:
+            top, top_section = max(own, key=lambda pair: pair[0])
+            points.append(f"On its own answers ({', '.join(str(s.get('name', '?')) for _, s in own)}), the level "
+                          f"would be {_level(top)}: at most {top:.0%} fail ({top_section.get('name', '?')}).")
+    return {"level": level, "headline": headline, "points": points}

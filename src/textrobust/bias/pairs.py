@@ -19,7 +19,7 @@ most of them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -107,7 +107,7 @@ class ProtectedGroup:
 
 
 #: Group name -> factory of the :class:`ProtectedGroup`.
-PROTECTED_GROUPS: Registry[object] = Registry("protected group")
+PROTECTED_GROUPS: Registry[Callable[[], ProtectedGroup]] = Registry("protected group")
 PROTECTED_GROUPS.add(
     "gender",
     lambda: ProtectedGroup.from_pairs("gender", GENDER_PAIRS, "Zhao et al. 2018"),
@@ -135,7 +135,7 @@ def protected_groups(names: Iterable[str] = ("gender",)) -> tuple[ProtectedGroup
     names = list(names)
     if "all" in names:
         names = PROTECTED_GROUPS.names()
-    return tuple(PROTECTED_GROUPS.get(n)() for n in dict.fromkeys(names))  # type: ignore[operator]
+    return tuple(PROTECTED_GROUPS.get(n)() for n in dict.fromkeys(names))
 
 
 def protected_words(groups: Iterable[ProtectedGroup]) -> frozenset[str]:

@@ -26,12 +26,18 @@ pins torch<1.13) and ``bound-propagation`` is GPL-3 and feed-forward only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from textrobust.bounds.ibp import last_layer
+from textrobust.bounds.ibp import convolutions, hidden_layer, last_layer
 from textrobust.bounds.region import Region, lower_linear
+
+if TYPE_CHECKING:
+    from textrobust.zoo.bow import BowClassifier
+    from textrobust.zoo.cnn import CnnClassifier
 
 __all__ = ["crown_margin_lower", "affine_preactivations"]
 
@@ -46,9 +52,10 @@ def affine_preactivations(model: nn.Module, kind: str, region: Region) -> tuple[
         x = center.T.unsqueeze(0)  # [1, D, T]
         values, coefs, groups = [], [], []
         offset = 0
-        for conv, width in zip(model.convs, model.config.widths):
+        for conv, width in convolutions(cast("CnnClassifier", model)):  # kind is architecture_of(model)
             w = conv.weight.to(torch.float64)  # [Fn, D, W]
-            h = F.conv1d(F.pad(x, (0, width - 1)), w, conv.bias.to(torch.float64))[0]  # [Fn, T]
+            bias = None if conv.bias is None else conv.bias.to(torch.float64)
+            h = F.conv1d(F.pad(x, (0, width - 1)), w, bias)[0]  # [Fn, T]
             filters = w.shape[0]
             coef = center.new_zeros(filters, length, len(region.positions), dim)  # [Fn, t, I, D]
             for j, p in enumerate(region.positions):
@@ -61,8 +68,8 @@ def affine_preactivations(model: nn.Module, kind: str, region: Region) -> tuple[
             groups.append(offset + torch.arange(filters * length).reshape(filters, length))
             offset += filters * length
         return torch.cat(values), torch.cat(coefs), torch.cat(groups)
-    if isinstance(model.head, nn.Sequential):  # bag of words with a ReLU layer
-        first: nn.Linear = model.head[0]
+    first = hidden_layer(cast("BowClassifier", model))
+    if first is not None:  # bag of words with a ReLU layer
         w = first.weight.to(torch.float64)  # [H, D]
         value = center.mean(dim=0) @ w.T + first.bias.to(torch.float64)
         coef = (w / length).unsqueeze(1).expand(w.shape[0], len(region.positions), dim).clone()

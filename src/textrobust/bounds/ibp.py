@@ -22,11 +22,19 @@ operations, so they are differentiable (certified training) and run in any dtype
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["interval_linear", "interval_mul", "ibp_features", "margin_lower_ibp", "last_layer"]
+if TYPE_CHECKING:
+    from textrobust.zoo.bow import BowClassifier
+    from textrobust.zoo.cnn import CnnClassifier
+    from textrobust.zoo.lstm import LstmClassifier
+
+__all__ = ["interval_linear", "interval_mul", "ibp_features", "margin_lower_ibp", "last_layer", "convolutions",
+           "hidden_layer"]
 
 
 def interval_linear(lower: torch.Tensor, upper: torch.Tensor, layer: nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
@@ -45,27 +53,38 @@ def interval_mul(al: torch.Tensor, au: torch.Tensor, bl: torch.Tensor, bu: torch
     return corners.min(dim=0).values, corners.max(dim=0).values
 
 
-def _cnn(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def convolutions(model: CnnClassifier) -> list[tuple[nn.Conv1d, int]]:
+    """The CNN's convolutions, each with its window width."""
+    return [(cast(nn.Conv1d, conv), width) for conv, width in zip(model.convs, model.config.widths)]
+
+
+def hidden_layer(model: BowClassifier) -> nn.Linear | None:
+    """The bag of words' hidden linear layer (before its ReLU); None when it has none."""
+    return cast(nn.Linear, model.head[0]) if isinstance(model.head, nn.Sequential) else None
+
+
+def _cnn(model: CnnClassifier, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     m = mask.unsqueeze(-1).to(lower.dtype)
     mid = ((lower + upper) / 2 * m).transpose(1, 2)
     rad = ((upper - lower) / 2 * m).transpose(1, 2)
     blocked = ~mask.unsqueeze(1)
     lows, highs = [], []
-    for conv, width in zip(model.convs, model.config.widths):
+    for conv, width in convolutions(model):
         w = conv.weight.to(lower.dtype)
-        c = F.conv1d(F.pad(mid, (0, width - 1)), w, conv.bias.to(lower.dtype))
+        c = F.conv1d(F.pad(mid, (0, width - 1)), w, None if conv.bias is None else conv.bias.to(lower.dtype))
         r = F.conv1d(F.pad(rad, (0, width - 1)), w.abs())
         lows.append(F.relu(c - r).masked_fill(blocked, 0.0).amax(dim=2))
         highs.append(F.relu(c + r).masked_fill(blocked, 0.0).amax(dim=2))
     return torch.cat(lows, dim=1), torch.cat(highs, dim=1)
 
 
-def _bow(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _bow(model: BowClassifier, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     m = mask.unsqueeze(-1).to(lower.dtype)
     count = m.sum(dim=1).clamp(min=1.0)
     lo, hi = (lower * m).sum(dim=1) / count, (upper * m).sum(dim=1) / count
-    if isinstance(model.head, nn.Sequential):
-        lo, hi = interval_linear(lo, hi, model.head[0])
+    hidden = hidden_layer(model)
+    if hidden is not None:
+        lo, hi = interval_linear(lo, hi, hidden)
         lo, hi = F.relu(lo), F.relu(hi)
     return lo, hi
 
@@ -107,7 +126,7 @@ def _lstm_direction(
     return torch.stack(out_l, dim=1), torch.stack(out_u, dim=1)
 
 
-def _lstm(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _lstm(model: LstmClassifier, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     lstm = model.lstm
     if lstm.num_layers != 1 or not lstm.batch_first or lstm.proj_size:
         raise NotImplementedError("IBP covers the zoo's one-layer batch-first LSTM only.")
@@ -124,12 +143,12 @@ def ibp_features(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor, mas
     """The interval ``[B, F]`` of the features the model's last linear layer reads."""
     from textrobust.bounds.support import architecture_of
 
-    kind = architecture_of(model)
+    kind = architecture_of(model)  # checks the model's class: the casts below hold
     if kind == "cnn":
-        return _cnn(model, lower, upper, mask)
+        return _cnn(cast("CnnClassifier", model), lower, upper, mask)
     if kind == "bow":
-        return _bow(model, lower, upper, mask)
-    return _lstm(model, lower, upper, mask)
+        return _bow(cast("BowClassifier", model), lower, upper, mask)
+    return _lstm(cast("LstmClassifier", model), lower, upper, mask)
 
 
 def last_layer(model: nn.Module) -> nn.Linear:
@@ -137,7 +156,7 @@ def last_layer(model: nn.Module) -> nn.Linear:
     head = getattr(model, "out", None)
     if head is None:
         head = model.head[-1] if isinstance(model.head, nn.Sequential) else model.head
-    return head
+    return cast(nn.Linear, head)  # the zoo's models end in a linear layer
 
 
 def margin_lower_ibp(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

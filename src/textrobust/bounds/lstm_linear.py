@@ -151,7 +151,11 @@ def s_shaped_lines(kind: str | torch.Tensor, l: torch.Tensor, u: torch.Tensor
     # sigmoid(z) = 1/2 + tanh(z/2) / 2: slopes a/4, intercepts 1/2 + b/2
     a_low, a_up = np.where(sig, a_low / 4, a_low), np.where(sig, a_up / 4, a_up)
     b_low, b_up = np.where(sig, 0.5 + b_low / 2, b_low), np.where(sig, 0.5 + b_up / 2, b_up)
-    return tuple(torch.from_numpy(np.ascontiguousarray(v)).to(l.dtype) for v in (a_low, b_low, a_up, b_up))  # type: ignore[return-value]
+
+    def as_tensor(v: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(v)).to(l.dtype)
+
+    return as_tensor(a_low), as_tensor(b_low), as_tensor(a_up), as_tensor(b_up)
 
 
 # ---- affine bounds --------------------------------------------------------------------------------
@@ -399,7 +403,7 @@ def lstm_linear_margin_lower(model: nn.Module, region: Region, label: int,
     ``mask``: ``[T]`` bool, the real words (a prefix, as the model's packed sequences
     assume; default all). Perturbed positions must be real words."""
     lstm = model.lstm
-    if lstm.num_layers != 1 or not lstm.batch_first or lstm.proj_size:
+    if not isinstance(lstm, nn.LSTM) or lstm.num_layers != 1 or not lstm.batch_first or lstm.proj_size:
         raise NotImplementedError("The linear LSTM bound covers the zoo's one-layer batch-first LSTM only.")
     length = region.center.shape[0]
     real = list(range(length)) if mask is None else [t for t in range(length) if bool(mask[t])]

@@ -16,10 +16,12 @@ from textrobust.cli import (
     attack,
     attribution,
     audit,
+    compare,
     components,
     data,
     evaluate,
     export,
+    gate,
     msr,
     radius,
     report,
@@ -37,8 +39,8 @@ app = App(
     pretty_exceptions_enable=False,
 )
 
-for module in (audit, report, assets, components, data, train, evaluate, attack, second_order, radius, accs, export,
-               attribution, msr):
+for module in (audit, report, compare, gate, assets, components, data, train, evaluate, attack, second_order, radius,
+               accs, export, attribution, msr):
     module.register(app)
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from textrobust.attack.candidates.choice import CANDIDATES_HELP
 from textrobust.cli import options as o
 from textrobust.cli.common import fail
 from textrobust.cli.running import run_analyses
@@ -47,13 +48,16 @@ def attribution_cmd(
                                          "tef (counter-fitted neighbours).")] = "tea,tef",
     rhos: Annotated[str, typer.Option(help="The rho_max sweep, comma-separated (the paper: 0.01..0.4).")]
         = "0.05,0.1,0.2,0.3,0.4",
-    candidates: Annotated[int, typer.Option(help="Candidates per word, |C| (the paper: 15).")] = 15,
+    per_word: Annotated[int, typer.Option(help="Candidates per word, |C| (the paper: 15).")] = 15,
+    candidates: Annotated[str, typer.Option(help="TEF's substitutes: " + CANDIDATES_HELP.replace(
+        "paper's own source", "paper's counter-fitted neighbours") + ".")] = "validated",
     content_candidates: Annotated[bool, typer.Option(help="Drop stop-word candidates (our fill-in over-proposes "
                                                      "them; the paper keeps its MLM's top 15).")] = True,
     fill_in: Annotated[Optional[str], typer.Option(help="TEA's fill-in: minilm_gemma (default), minilm_tuned "
                                                    "(without Gemma), causal_rescore (slow) or a local masked-LM folder.")] = None,
     batch_masking: Annotated[bool, typer.Option(help="TEA: one fill-in call per batch of words.")] = True,
     ig_steps: Annotated[int, typer.Option(help="Integrated Gradients steps.")] = 20,
+    semantic: Annotated[bool, typer.Option(help="Semantic similarity of the attacked text (MiniLM).")] = True,
     perplexity: Annotated[bool, typer.Option(help="Relative perplexity (Gemma, the optional lm extra; absent "
                                              "if not installed).")] = True,
     grammar: Annotated[bool, typer.Option(help="Grammar errors (link-grammar).")] = True,
@@ -63,6 +67,6 @@ def attribution_cmd(
     run_analyses(ctx, {"attribution": {
         "n": n, "attribution": attribution, "distance": distance, "top_k": top_k,
         "attacks": tuple(a.strip() for a in attacks.split(",") if a.strip()), "rhos": _floats(rhos, "--rhos"),
-        "candidates": candidates, "content_candidates": content_candidates, "fill_in": fill_in,
+        "per_word": per_word, "candidates": candidates, "content_candidates": content_candidates, "fill_in": fill_in,
         "batch_masking": batch_masking, "ig_steps": ig_steps,
-        "perplexity": perplexity, "grammar": grammar, "budget": budget}})
+        "semantic": semantic, "perplexity": perplexity, "grammar": grammar, "budget": budget}})

@@ -10,7 +10,10 @@ with their settings (read with the standard library's ``tomllib``); its format i
 annotated :data:`CONFIG_EXAMPLE`, which ends ``textrobust audit --help`` and is in the
 README. Options given on the command line win over the file. A key of the wrong type, an
 unknown key or section, or a folder given as the file is a usage error naming the key and
-the file.
+the file. ``--require 'attack.accuracy_under_attack>=0.30'`` (repeatable, or ``require`` in
+``[run]``) makes the audit a CI gate: the keys are checked before the run, the figures after
+it, exit 3 when one misses (``--junit FILE`` writes the checks as JUnit XML); ``textrobust
+gate RUN_DIR`` checks a finished run (:mod:`textrobust.cli.gate`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ __all__ = ["load_config", "register"]
 _SECTIONS = {"victim": {"path"}, "data": {"name", "split", "text_column", "label_column", "pair_column",
                                           "label_names", "skip_bad_rows", "encoding", "file_format", "label_map",
                                           "labels_by_position"},
-             "run": {"out", "executor", "workers", "address", "seed", "title"}, "analyses": None}
+             "run": {"out", "executor", "workers", "address", "seed", "title", "require", "junit"},
+             "analyses": None}
 
 
 #: The format of ``--config``: an annotated example (``textrobust audit --help`` ends with it;
@@ -61,6 +65,8 @@ executor = "local"          # local, lockstep, process or ray (+ address)
 # workers = 2               # --workers, with process, lockstep or ray
 seed = 0
 title = "Reviews audit"     # the report's title (only here)
+# require = ["attack.accuracy_under_attack>=0.30"]  # --require: a CI gate,
+# junit = "runs/audit-reviews/gate.xml"               # exit 3 when one fails
 
 # One table per analysis to run, with the options of `textrobust NAME`
 # (`textrobust list` names them); without any, the default analyses run.
@@ -112,6 +118,10 @@ def load_config(path: Path) -> dict[str, Any]:
                     raise ConfigError(f"[analyses.{name}] in {path} must be a table of settings (e.g. "
                                       f"[analyses.{name}] then n = 20 on the next line). Got {settings!r} instead.")
     _check_settings(path, config)
+    if "require" in config.get("run", {}):
+        from textrobust.cli.gate import parse_require
+
+        parse_require(config["run"]["require"], f"The key 'require' in [run] of {path}")
     return config
 
 
@@ -136,6 +146,9 @@ def _check_type(path: Path, section: str, key: str, value: Any) -> None:
     if option == "label_names":
         ok = ok or (isinstance(value, list) and all(isinstance(v, str) for v in value))
         what = 'a string or a list of strings, e.g. ["negative", "positive"]'
+    elif option == "require":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        what = 'a list of strings, e.g. ["attack.accuracy_under_attack>=0.30"]'
     elif option == "label_map":
         ok = ok or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
         what = 'a string or a table, e.g. { fresh = "positive", rotten = "negative" }'
@@ -177,12 +190,20 @@ def audit_cmd(
                                                           "(default: the profile's analyses; see "
                                                           "`textrobust list`).")] = None,
     n: Annotated[Optional[int], typer.Option(help="Examples per analysis (caps each analysis's own n).")] = None,
+    candidates: Annotated[Optional[str], typer.Option(
+        help="The substitutes of every analysis that substitutes synonyms (attack, attribution's TEF, msr, pr, "
+             "radius, second-order): validated (the default of each; synonyms checked in context) or paper (each "
+             "paper's own source, to reproduce its numbers; the verdict's level then ignores them).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print every analysis's figures and tables after "
                                           "the overview.")] = False,
+    require: o.Require = None,
+    junit: o.Junit = None,
 ) -> None:
     """Audit a victim: every chosen analysis into one store and one report.html."""
     from textrobust.analyses import ANALYSES
     from textrobust.audit.profiles import profile_settings
+    from textrobust.audit.requirements import check_keys, declared_figures
+    from textrobust.cli.gate import apply_gate, parse_require
     from textrobust.cli.running import _given, run_analyses
 
     try:
@@ -208,12 +229,27 @@ def audit_cmd(
                 raise ConfigError(f"The '--n' option must be >= 0. Got {n} instead.")
             for name, settings in chosen.items():
                 if "n" in ANALYSES.get(name).settings_type.model_fields:
-                    current = settings.get("n", ANALYSES.get(name).settings_type().n)  # type: ignore[attr-defined]
+                    current = settings.get("n", getattr(ANALYSES.get(name).settings_type(), "n"))  # a field (above)
                     settings["n"] = n if current is None else min(n, current)
+        if candidates is not None:
+            from textrobust.attack.candidates.choice import check_choice
+
+            check_choice(candidates)
+            for name, settings in chosen.items():
+                if "candidates" in ANALYSES.get(name).settings_type.model_fields:
+                    settings["candidates"] = candidates
+        # the gate: --require (or the file's require) checked before anything runs
+        subject = ("The '--require' option" if _given(ctx, "require") or config is None
+                   else f"The key 'require' in [run] of {config}")
+        requirements = parse_require(ctx.params.get("require"), subject)
+        check_keys(requirements, *declared_figures(chosen), where=f"the analyses run ({', '.join(chosen)})",
+                   subject=subject)
     except ConfigError as exc:
         fail(exc)
-    run_analyses(ctx, chosen, title=file_config.get("run", {}).get("title"),
-                 profile=(profile or Profile.QUICK).value, overview=True, verbose=verbose)
+    result = run_analyses(ctx, chosen, title=file_config.get("run", {}).get("title"),
+                          profile=(profile or Profile.QUICK).value, overview=True, verbose=verbose)
+    gate_junit = ctx.params.get("junit")
+    apply_gate(result.out, requirements, Path(gate_junit) if gate_junit is not None else None)
 
 
 def _check_settings(path: Path, config: dict[str, Any]) -> None:
@@ -228,6 +264,6 @@ def _check_settings(path: Path, config: dict[str, Any]) -> None:
             ANALYSES.get(name).settings_type(**settings)
         except SettingsError as exc:
             raise ConfigError(exc.render(
-                lambda key, name=name: f"The key '{key}' in [analyses.{name}] of {path}",
+                lambda key: f"The key '{key}' in [analyses.{name}] of {path}",  # called here, in this iteration
                 f"Keys of [analyses.{name}]: {', '.join(exc.accepted)} (the options of `textrobust {name}`, "
                 "_ for -).")) from None

@@ -40,6 +40,7 @@ def _registries() -> dict[str, Any]:
     from textrobust.attribution import ATTRIBUTIONS
     from textrobust.audit.executors import EXECUTORS
     from textrobust.bias.pairs import PROTECTED_GROUPS
+    from textrobust.defenses import DEFENSES
     from textrobust.fill_in import FILL_INS
     from textrobust.second_order import SECOND_ORDER_SEARCHES
     from textrobust.similarity import SIMILARITY_SCORERS
@@ -49,4 +50,5 @@ def _registries() -> dict[str, Any]:
             "constraints": CONSTRAINTS, "searches": SEARCHES, "attribution searches": ATTRIBUTION_SEARCHES,
             "attribution methods": ATTRIBUTIONS, "second-order searches": SECOND_ORDER_SEARCHES,
             "fill-in models": FILL_INS, "similarity scorers": SIMILARITY_SCORERS,
-            "ACCS constraint models": CONSTRAINT_MODELS, "protected groups": PROTECTED_GROUPS, "assets": ASSETS}
+            "ACCS constraint models": CONSTRAINT_MODELS, "protected groups": PROTECTED_GROUPS, "assets": ASSETS,
+            "defenses (train --defense)": DEFENSES}

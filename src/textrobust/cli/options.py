@@ -20,7 +20,7 @@ import typer
 __all__ = [
     "Address", "Data", "Executor", "IdColumn", "LabelColumn", "LabelMap", "LabelNames", "LabelsByPosition", "Out",
     "PairColumn", "Resume", "Seed", "SkipBadRows", "Split", "TextColumn", "VictimOpt", "Workers", "Encoding",
-    "FileFormatOpt", "Quiet", "SHARED", "with_shared_options",
+    "FileFormatOpt", "Quiet", "SHARED", "with_shared_options", "Require", "Junit",
 ]
 
 _DATA = "data"
@@ -74,6 +74,14 @@ LengthPolicyOpt = Annotated[str, typer.Option("--length-policy", help="Longer te
                                               "summary.json) or error (an error record each).",
                                               rich_help_panel=_DATA)]
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bars.", rich_help_panel=_RUN)]
+
+_GATE = "gate"
+#: The robustness gate (:mod:`textrobust.audit.requirements`): ``audit`` and ``gate`` take these.
+Require = Annotated[Optional[list[str]], typer.Option(
+    "--require", help="A figure of summary.json that must hold, 'ANALYSIS.FIGURE>=VALUE' or '<=VALUE' (e.g. "
+    "'attack.accuracy_under_attack>=0.30'); repeatable. Exit 3 when one fails.", rich_help_panel=_GATE)]
+Junit = Annotated[Optional[Path], typer.Option("--junit", help="Also write the --require checks to this file as "
+                                               "JUnit XML, one test case each.", rich_help_panel=_GATE)]
 
 
 Out = Annotated[Path, typer.Option("--out", help="Run folder: store.sqlite, summary.json, report.json, "

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from textrobust.attack.candidates.choice import CANDIDATES_HELP
 from textrobust.cli import options as o
 from textrobust.cli.running import run_analyses
 
@@ -30,7 +31,11 @@ def radius_cmd(
     n: Annotated[Optional[int], typer.Option(help="Only the first n examples (each takes seconds; the "
                                              "prover up to --time-limit).")] = 50,
     eta: Annotated[int, typer.Option(help="Synonyms kept per position (S(X,p) has eta + 1 words).")] = 5,
-    min_cos: Annotated[Optional[float], typer.Option(help="Cosine floor of a synonym (counter-fitted GloVe).")] = 0.5,
+    min_cos: Annotated[Optional[float], typer.Option(help="Cosine floor of a synonym (counter-fitted GloVe; "
+                                                     "--candidates paper only).")] = 0.5,
+    candidates: Annotated[str, typer.Option(help="S(X,p): " + CANDIDATES_HELP + ".")] = "validated",
+    skip_stop_words: Annotated[bool, typer.Option(help="Stop words get no synonyms (as the engine's "
+                                                  "recipes).")] = True,
     tau: Annotated[float, typer.Option(help="Maximum share of substituted words of an adversarial example.")] = 0.25,
     methods: Annotated[str, typer.Option(help="Comma-separated methods of: pdp, greedy, pso (PSO is the "
                                          "slowest; the prover needs pdp).")] = "pdp,greedy,pso",
@@ -45,13 +50,17 @@ def radius_cmd(
     prover_batch: Annotated[int, typer.Option(help="Texts per query-layer call of the prover.")] = 512,
     pso_pop: Annotated[int, typer.Option(help="PSO particles.")] = 60,
     pso_iters: Annotated[int, typer.Option(help="PSO iterations.")] = 20,
+    order: Annotated[str, typer.Option(help="How the prover orders positions, most sensitive first: auto "
+                                       "(gradient when the victim has one, else delete), gradient, delete or "
+                                       "text (text order).")] = "auto",
 ) -> None:
     """Bounds on the robustness radius: PDP and baselines (upper), the prover (lower)."""
     run_analyses(ctx, {"radius": {
-        "n": n, "eta": eta, "min_cos": min_cos, "tau": tau,
+        "n": n, "eta": eta, "min_cos": min_cos, "candidates": candidates, "tau": tau,
         "methods": tuple(m.strip() for m in methods.split(",") if m.strip()), "top_k": top_k,
         "lookahead": lookahead, "prover": prover, "max_radius": max_radius, "time_limit": time_limit,
-        "batch_size": batch_size, "prover_batch": prover_batch, "pso_pop": pso_pop, "pso_iters": pso_iters}})
+        "batch_size": batch_size, "prover_batch": prover_batch, "pso_pop": pso_pop, "pso_iters": pso_iters,
+        "skip_stop_words": skip_stop_words, "order": order}})
 
 
 @o.with_shared_options("runs/pr")
@@ -59,7 +68,11 @@ def pr_cmd(
     ctx: typer.Context,
     n: Annotated[Optional[int], typer.Option(help="Only the first n examples.")] = 50,
     eta: Annotated[int, typer.Option(help="Synonyms kept per position.")] = 5,
-    min_cos: Annotated[Optional[float], typer.Option(help="Cosine floor of a synonym.")] = 0.5,
+    min_cos: Annotated[Optional[float], typer.Option(help="Cosine floor of a synonym (--candidates paper "
+                                                     "only).")] = 0.5,
+    candidates: Annotated[str, typer.Option(help="S(X,p): " + CANDIDATES_HELP + ".")] = "validated",
+    skip_stop_words: Annotated[bool, typer.Option(help="Stop words get no synonyms (as the engine's "
+                                                  "recipes).")] = True,
     epsilon: Annotated[float, typer.Option(help="Hoeffding: the error bound eps (smaller: N grows as "
                                            "1/eps^2).")] = 0.025,
     delta: Annotated[float, typer.Option(help="Hoeffding: the failure probability delta.")] = 0.005,
@@ -69,8 +82,11 @@ def pr_cmd(
     fraction: Annotated[float, typer.Option(help="r as a share of the text length.")] = 0.25,
     threshold: Annotated[float, typer.Option(help="Report the share of examples with PR above this.")] = 0.9,
     batch_size: Annotated[int, typer.Option(help="Texts per query-layer call.")] = 1024,
+    exact_limit: Annotated[Optional[int], typer.Option(help="Enumerate Omega_r exactly when it holds at most "
+                                                       "this many texts (default: N, the sample size).")] = None,
 ) -> None:
     """PR_hat, the share of Omega_r a victim still classifies right, with its guarantee."""
     run_analyses(ctx, {"pr": {
-        "n": n, "eta": eta, "min_cos": min_cos, "epsilon": epsilon, "delta": delta, "samples": samples,
-        "fraction": fraction, "threshold": threshold, "batch_size": batch_size}})
+        "n": n, "eta": eta, "min_cos": min_cos, "candidates": candidates, "epsilon": epsilon, "delta": delta, "samples": samples,
+        "fraction": fraction, "threshold": threshold, "batch_size": batch_size, "skip_stop_words": skip_stop_words,
+        "exact_limit": exact_limit}})

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -49,7 +48,9 @@ def check_out(out: Path) -> None:
 
 def stored_options(out: Path, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The latest ``kind`` run in ``out``'s store: its settings, and its shared options
-    (victim, data, split, seed and the data's column options); ``({}, {})`` when none."""
+    (victim, data, split, seed and the data's column options); ``({}, {})`` when none.
+    (The settings are merged by :func:`textrobust.audit.run`; the shared options, which
+    Python passes explicitly, are the command line's to fill in.)"""
     from textrobust.store import RunStore
 
     path = out / "store.sqlite"
@@ -67,7 +68,7 @@ def stored_options(out: Path, kind: str) -> tuple[dict[str, Any], dict[str, Any]
         return dict(config.get("settings") or {}), shared
 
 
-def _given(ctx: click.Context, name: str) -> bool:
+def _given(ctx: typer.Context, name: str) -> bool:
     """Whether the user typed option ``name`` (compared by name: typer may bundle its own
     copy of click's ParameterSource enum)."""
     source = ctx.get_parameter_source(name)
@@ -89,7 +90,7 @@ def data_options(params: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def run_analyses(ctx: click.Context, analyses: Mapping[str, Mapping[str, Any]], *, title: str | None = None,
+def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], *, title: str | None = None,
                  profile: str | None = None, overview: bool = False, verbose: bool = False) -> Any:
     """Run ``analyses`` (name -> settings from the command's own options) with the shared
     options of ``ctx``; print every section (with ``overview``: the verdict, one overview
@@ -140,18 +141,22 @@ def _warn_skipped_rows(report: Mapping[str, Any]) -> None:
                       markup=True, highlight=False)
 
 
-def _merge_stored(ctx: click.Context, params: dict[str, Any], analyses: Mapping[str, Mapping[str, Any]],
+def _merge_stored(ctx: typer.Context, params: dict[str, Any], analyses: Mapping[str, Mapping[str, Any]],
                   out: Path) -> dict[str, dict[str, Any]]:
-    """Each analysis's settings: the stored run's, with the options the user typed on top;
-    the shared options the user did not type are taken from the store too."""
+    """Each analysis's settings given on the command line: the options the user typed (and
+    those the stored run lacks); :func:`textrobust.audit.run` puts them over the stored
+    run's settings, as for a Python caller. The shared options the user did not type are
+    taken from the store."""
     merged: dict[str, dict[str, Any]] = {}
     for name, settings in analyses.items():
         stored, shared = stored_options(out, name)
         if not stored and not shared:
             merged[name] = dict(settings)
             continue
-        typed = {key: value for key, value in settings.items() if key not in stored or _given(ctx, key)}
-        merged[name] = {**stored, **typed}
+        from textrobust.audit.run_folder import LEGACY_SETTINGS
+
+        known = set(stored) | set(LEGACY_SETTINGS)  # a legacy setting the run predates: its old value
+        merged[name] = {key: value for key, value in settings.items() if key not in known or _given(ctx, key)}
         for key, value in shared.items():
             option = "skip_bad_rows" if key == "on_bad_rows" else key
             if isinstance(value, list):
@@ -162,7 +167,7 @@ def _merge_stored(ctx: click.Context, params: dict[str, Any], analyses: Mapping[
     return merged
 
 
-def _interrupted(out: Path, ctx: click.Context, exc: KeyboardInterrupt) -> None:
+def _interrupted(out: Path, ctx: typer.Context, exc: KeyboardInterrupt) -> None:
     from textrobust.store import RunStore
 
     saved = 0

@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from textrobust.attack.candidates.choice import CANDIDATES_HELP
 from textrobust.cli import options as o
 from textrobust.cli.running import run_analyses
 from textrobust.fill_in.registry import DEFAULT_FILL_IN
@@ -48,12 +49,13 @@ def second_order_cmd(
     min_gap: Annotated[float, typer.Option(help="Also require this total-variation gap (0 = the paper).")] = 0.0,
     quality: Annotated[bool, typer.Option(help="Perplexity (Gemma) of x0 and of the vulnerable example; "
                                           "--no-quality is faster.")] = True,
+    candidates: Annotated[str, typer.Option(help="The patch pairs: " + CANDIDATES_HELP + ".")] = "validated",
 ) -> None:
     """Second-order attack (Zhang et al. 2021): find a natural neighbour of each test
     sentence whose label a single synonym swap flips."""
     run_analyses(ctx, {"second-order": {
         "method": method, "n": n, "budget": budget, "fill_in": fill_in, "beam_width": beam_width, "max_k": max_k,
-        "kappa": kappa, "delta": delta, "min_gap": min_gap, "quality": quality}})
+        "kappa": kappa, "delta": delta, "min_gap": min_gap, "quality": quality, "candidates": candidates}})
 
 
 @o.with_shared_options("runs/bias")

@@ -10,6 +10,9 @@ import typer
 from rich.table import Table
 
 from textrobust.cli.common import console, fail
+from textrobust.defenses import Defense
+from textrobust.defenses.adversarial import AdversarialSettings
+from textrobust.defenses.augment import AugmentSettings
 from textrobust.errors import ConfigError, TextRobustError
 
 if TYPE_CHECKING:
@@ -20,15 +23,52 @@ def register(app: typer.Typer) -> None:
     app.command("train")(train)
 
 
+def _about(settings: Any, name: str) -> str:
+    """An option's help: the settings field's description and default (declared once)."""
+    field = settings.model_fields[name]
+    return f"{field.description[:1].upper()}{field.description[1:]} (default {field.default})."
+
+
+#: CLI option -> (defense, settings field); options of another defense are refused
+_DEFENSE_OPTIONS = {"--adv-recipe": ("adversarial", "recipe"), "--adv-candidates": ("adversarial", "candidates"),
+                    "--adv-share": ("adversarial", "share"), "--adv-max": ("adversarial", "max_examples"),
+                    "--adv-budget": ("adversarial", "budget"), "--adv-clean-epochs": ("adversarial", "clean_epochs"),
+                    "--augment-share": ("augment", "share"), "--augment-p": ("augment", "swap_prob"),
+                    "--base": ("certified", "base"), "--cert-epochs": ("certified", "epochs")}
+
+
 def train(
     arch: Annotated[str, typer.Argument(help="Architecture from the zoo (see `textrobust list`).")],
     data: Annotated[str, typer.Option(help="Bundled data set to train on.")] = "rotten_tomatoes",
     out: Annotated[Optional[Path], typer.Option(help="Victim folder (default: the cache's victims/<arch>, "
                                                      "which --victim <arch> then finds).")] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    epochs: Annotated[Optional[int], typer.Option(help="Epochs (default: the architecture's).")] = None,
+    epochs: Annotated[Optional[int], typer.Option(help="Epochs (default: the architecture's; for certified, "
+                                                       "those of the normal training it starts from).")] = None,
+    defense: Annotated[Defense, typer.Option(help="Harden against word substitutions: none, adversarial (train "
+                                                   "on attacks of the model as it trains), augment (synonym "
+                                                   "copies) or certified (IBP training).")] = Defense.none,
+    adv_recipe: Annotated[Optional[str], typer.Option(help=_about(AdversarialSettings, "recipe"))] = None,
+    adv_candidates: Annotated[Optional[str], typer.Option(
+        help="Where the attack's substitutes come from: paper (the recipe's own, the default: cheap) or validated "
+             "(checked in context by the causal LM: slow).")] = None,
+    adv_share: Annotated[Optional[float], typer.Option(help=_about(AdversarialSettings, "share"))] = None,
+    adv_max: Annotated[Optional[int], typer.Option(help=_about(AdversarialSettings, "max_examples"))] = None,
+    adv_budget: Annotated[Optional[int], typer.Option(help=_about(AdversarialSettings, "budget"))] = None,
+    adv_clean_epochs: Annotated[Optional[int], typer.Option(help=_about(AdversarialSettings, "clean_epochs"))] = None,
+    augment_share: Annotated[Optional[float], typer.Option(help=_about(AugmentSettings, "share"))] = None,
+    augment_p: Annotated[Optional[float], typer.Option(help=_about(AugmentSettings, "swap_prob"))] = None,
+    base: Annotated[Optional[str], typer.Option(help="Certified: the normally trained victim of the same "
+                                                     "architecture to start from, a folder or 'default' (default: "
+                                                     "train one first).")] = None,
+    cert_epochs: Annotated[Optional[int], typer.Option(help="Certified: epochs of IBP training (default: "
+                                                            "CertifiedTrainingConfig's).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted training from the checkpoint "
+                                                          "it left in --out (not for certified).")] = False,
 ) -> None:
-    """Train a victim of the zoo and save it (safetensors + JSON config + model card)."""
+    """Train a victim of the zoo and save it (safetensors + JSON config + model card),
+    optionally hardened with a defense (--defense). A checkpoint is written into --out
+    after every epoch; --resume continues from it."""
     from textrobust.zoo import ZOO, train_victim
 
     from textrobust.cli.running import check_out, check_seed
@@ -50,13 +90,64 @@ def train(
         from textrobust.zoo.training import rich_progress
 
         check_victim_target(out)  # a non-empty folder that is not a victim: say so now, not after training
+        chosen = _defense_settings(arch, defense.value, {
+            "--adv-recipe": adv_recipe, "--adv-candidates": adv_candidates, "--adv-share": adv_share,
+            "--adv-max": adv_max, "--adv-budget": adv_budget, "--adv-clean-epochs": adv_clean_epochs,
+            "--augment-share": augment_share, "--augment-p": augment_p, "--base": base, "--cert-epochs": cert_epochs})
         _limit_threads()
-        with rich_progress(f"training {arch}") as progress:
-            trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs, progress=progress)
+        label = f"training {arch}" if defense is Defense.none else f"training {arch} ({defense.value})"
+        with rich_progress(label) as progress:
+            if defense is Defense.none:
+                trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs, progress=progress,
+                                       checkpoint=True, resume=resume)
+            else:
+                from textrobust.defenses import harden
+
+                trained = harden(arch, data, out=out, defense=defense.value, settings=chosen, seed=seed,
+                                 epochs=epochs, progress=progress, checkpoint=True, resume=resume)
     except TextRobustError as exc:
         fail(exc)
         return
     _print_card(trained.card, trained.path)
+
+
+def _defense_settings(arch: str, defense: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of ``defense`` from the options given; an option of another defense is
+    an error naming the defense it belongs to."""
+    settings: dict[str, Any] = {}
+    for option, value in given.items():
+        if value is None:
+            continue
+        owner, field = _DEFENSE_OPTIONS[option]
+        if owner != defense:
+            raise ConfigError(f"The '{option}' option applies to --defense {owner}. Got --defense {defense}.")
+        if option == "--cert-epochs":  # CertifiedSettings.training["epochs"]
+            settings.setdefault("training", {})["epochs"] = value
+        else:
+            settings[field] = value
+    from textrobust.errors import SettingsError
+
+    options = {(owner, field): option for option, (owner, field) in _DEFENSE_OPTIONS.items()}
+    try:  # checked now, not after a long training
+        if defense == "certified":
+            from textrobust.bounds.support import SUPPORTED
+
+            if arch not in SUPPORTED:
+                raise ConfigError(f"--defense certified needs bound propagation, which covers the architectures "
+                                  f"{', '.join(SUPPORTED)}. Got '{arch}'.")
+            if "training" in settings:
+                from textrobust.bounds.certified_training import CertifiedTrainingConfig
+
+                CertifiedTrainingConfig(**settings["training"])
+        if defense != "none":
+            from textrobust.defenses import settings_type
+
+            kind = settings_type(defense)
+            if kind is not None:
+                kind(**settings)
+    except SettingsError as exc:  # name the option the user typed
+        raise ConfigError(exc.render(lambda name: f"The '{options.get((defense, name), name)}' option")) from None
+    return settings
 
 
 def _limit_threads() -> None:
@@ -91,10 +182,21 @@ def _print_card(card: VictimCard | Mapping[str, Any], path: Path) -> None:
     table = Table(title=f"victim {card.get('architecture', '')} ({path})")
     table.add_column("field")
     table.add_column("value", overflow="fold")
-    for key in ("architecture", "dataset", "parameters", "train_seconds", "dev_accuracy", "test_accuracy", "seed"):
+    for key in ("architecture", "dataset", "parameters", "train_seconds", "dev_accuracy", "test_accuracy", "seed",
+                "defense"):
         if key in card:
             value = card[key]
             if isinstance(value, float):
                 value = f"{value:.4f}"
             table.add_row(key, str(value))
+    shown = card.get("defense_settings") or {}
+    if "certified_test_accuracy" in shown:
+        table.add_row("certified_test_accuracy (IBP)", f"{shown['certified_test_accuracy']:.4f}")
     console.print(table)
+    from textrobust.zoo.cards import one_class_warning
+
+    warning = one_class_warning(card.get("test_predictions"))
+    if warning is not None:
+        from textrobust.cli.common import err_console
+
+        err_console.print(f"warning: {warning}.", soft_wrap=True, highlight=False, markup=False)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, cast
 
 from textrobust.data.examples import Dataset, Example
 from textrobust.data.splits import SPLIT_SEED, normalize_split, split_dataset
@@ -331,7 +331,7 @@ def _check_columns(
 def _empty_split(source: Path, split: str, part: Dataset) -> None:
     """A split asked of a file that has no rows in it is a usage error naming the splits
     that do (a 4-row file has no test rows under the 80/10/10 rule)."""
-    sizes = dict(part.meta.get("split_sizes") or {})  # type: ignore[call-overload]
+    sizes = dict(cast("Mapping[str, int]", part.meta.get("split_sizes") or {}))  # as data.splits writes it
     total = sum(sizes.values())
     shown = ", ".join(f"{name} {count:,}" for name, count in sizes.items())
     existing = ", ".join(["all", *(name for name, count in sizes.items() if count)])
@@ -385,13 +385,13 @@ def _read(
     return _read_hf(source, needed, split, label_column)
 
 
-def open_binary(path: Path) -> BinaryIO:
+def open_binary(path: Path) -> gzip.GzipFile | bz2.BZ2File | io.BufferedReader:
     """Open ``path`` for reading bytes, decompressing a ``.gz`` or ``.bz2`` file."""
     suffix = path.suffix.lower()
     if suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return gzip.open(path, "rb")
     if suffix == ".bz2":
-        return bz2.open(path, "rb")  # type: ignore[return-value]
+        return bz2.open(path, "rb")
     return open(path, "rb")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textrobust.data.bundled import DATASETS, load_bundled
 from textrobust.data.examples import Dataset
@@ -12,7 +13,7 @@ from textrobust.errors import DataError
 __all__ = ["load_dataset"]
 
 
-def load_dataset(name_or_path: str | Path, split: str | None = None, **options: object) -> Dataset:
+def load_dataset(name_or_path: str | Path, split: str | None = None, **options: Any) -> Dataset:
     """Load a registered data set by name, or a user's file or ``datasets`` folder by path.
 
     ``split`` defaults to ``"test"`` for a bundled set and to ``"all"`` for a user file
@@ -25,10 +26,10 @@ def load_dataset(name_or_path: str | Path, split: str | None = None, **options: 
     >>> load_dataset("reviews.jsonl", label_column="stars")  # doctest: +SKIP
     """
     if isinstance(name_or_path, str) and name_or_path in DATASETS:
-        return load_bundled(name_or_path, "test" if split is None else split, **options)  # type: ignore[arg-type]
+        return load_bundled(name_or_path, "test" if split is None else split, **options)
     path = Path(name_or_path).expanduser()
     if path.exists():
-        return load_file(path, split="all" if split is None else split, **options)  # type: ignore[arg-type]
+        return load_file(path, split="all" if split is None else split, **options)
     raise DataError(
         f"{str(name_or_path)!r} is neither a registered data set "
         f"(known: {', '.join(DATASETS.names())}) nor an existing file or folder."

@@ -287,20 +287,16 @@ class CausalRescoreFillIn(LazyCausalLM):
     def _propose(self, contexts: list[tuple[str, bool]], m: int) -> list[tuple[str, ...]]:
         """The ``m`` likeliest whole-word next tokens after each (context, spaced)."""
         todo = []
+        found: dict[tuple[str, bool], tuple[str, ...]] = {}
         for key in dict.fromkeys(contexts):
             cached = self._proposal_cache.get(key)
             if cached is None or (cached[1] < m and len(cached[0]) == cached[1]):
                 todo.append(key)
-        found: dict[tuple[str, bool], tuple[str, ...]] = {}
+            else:  # kept here: computing the others may evict it from the cache
+                found[key] = cached[0]
         if todo:
             found.update(self._next_words(todo, m))
-        out = []
-        for key in contexts:
-            words = found.get(key)
-            if words is None:
-                words = self._proposal_cache.get(key)[0]  # type: ignore[index]
-            out.append(words[:m])
-        return out
+        return [found[key][:m] for key in contexts]
 
     def _next_words(self, contexts: list[tuple[str, bool]], m: int) -> dict[tuple[str, bool], tuple[str, ...]]:
         import torch

@@ -26,7 +26,7 @@ asking again, or for a smaller ``k``, costs nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -149,7 +149,7 @@ class MaskedFillIn:
             for r, i in enumerate(chunk):
                 flag = gaps[i].spaced
                 out[i] = (flag, logits[r, ids_of[flag]])
-        return out  # type: ignore[return-value]
+        return cast("list[tuple[bool, Any]]", out)  # every request is in one chunk: no None left
 
     def _logit_batches(self, gaps: Sequence[Gap]) -> Any:
         """Yields ``(indices into gaps, logits [B, V] at their masks)``, batches of similar
@@ -205,7 +205,7 @@ class MaskedFillIn:
                 type_ids = [int(t) for t in types[row]] if types is not None else None
                 at = self._mask_position(ids, gaps[i])
                 out[i] = self._crop(ids, type_ids, at)
-        return out  # type: ignore[return-value]
+        return cast("list[tuple[list[int], list[int] | None, int]]", out)  # every gap has a size: no None left
 
     def _mask_position(self, ids: list[int], gap: Gap) -> int:
         # The text itself may contain the mask string; ours is the n-th mask token, n being

@@ -147,9 +147,9 @@ class Neighbourhood:
                 f"(textrobust.attack.candidates.FillIn). Got {type(fill_in).__name__}."
             )
         if config is None:
-            config = NeighbourhoodConfig(**settings)  # type: ignore[arg-type]
+            config = NeighbourhoodConfig(**settings)
         elif settings:
-            config = config.replace(**settings)  # type: ignore[assignment]
+            config = config.replace(**settings)
         self.fill_in = fill_in
         self.config = config
         self._blacklist = frozenset(w.lower() for w in config.blacklist)
@@ -426,9 +426,9 @@ class Neighbourhood:
         for i, steps in chains:
             value = 1.0
             for _, _, word in steps:
-                words = [w.lower() for w, _ in answers[cursor]]
+                kept_words = [w.lower() for w, _ in answers[cursor]]
                 cursor += 1
-                value = value / len(words) if word.lower() in words else 0.0
+                value = value / len(kept_words) if word.lower() in kept_words else 0.0
             prob[i] += value
         weights = np.zeros(n, dtype=np.float64)
         for i in range(n):

@@ -72,7 +72,7 @@ vocabulary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -195,9 +195,9 @@ class ProductFillIn(LazyCausalLM):
         for name, value, least in (("batch_size", batch_size, 1), ("rerank", rerank, 0), ("lookahead_tokens", lookahead_tokens, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ConfigError(f"The '{name}' parameter of ProductFillIn must be an int >= {least}. Got {value!r} instead.")
-        for name, value in (("lookahead_weight", lookahead_weight), ("rerank_weight", rerank_weight)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-                raise ConfigError(f"The '{name}' parameter of ProductFillIn must be a finite number >= 0. Got {value!r} instead.")
+        for name, number in (("lookahead_weight", lookahead_weight), ("rerank_weight", rerank_weight)):
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not np.isfinite(number) or number < 0:
+                raise ConfigError(f"The '{name}' parameter of ProductFillIn must be a finite number >= 0. Got {number!r} instead.")
         self.masked = masked
         self._lm = lm
         self.weight = float(weight)
@@ -506,7 +506,8 @@ class ProductFillIn(LazyCausalLM):
         return kept[1]
 
     def _in_normalizer(self) -> Any:
-        return self._normalizer[1]  # type: ignore[index]
+        """Which rows are in the normaliser (after :meth:`_normalizer_rows` gave rows: it is set)."""
+        return cast("tuple[Any, Any]", self._normalizer)[1]
 
     def _word_map(self, spaced: bool) -> tuple[Any, Any, Any]:
         """For the masked LM's words with this spacing: the causal LM's token ids of their

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice, validated_source
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import CandidateSource, Problem, Search
 from textrobust.config import Config
@@ -113,11 +114,16 @@ METHODS: tuple[str, ...] = ("pdp", "greedy", "pso")
 
 
 class SpaceSettings(Config):
-    """How ``S(X, p)`` is built (see :class:`~textrobust.radius.synonyms.CleanedSynonyms`)."""
+    """How ``S(X, p)`` is built: ``candidates`` "validated" (the default: the validated
+    synonyms, :func:`~textrobust.attack.candidates.choice.validated_source`, at most
+    ``eta`` per position; ``min_cos`` does not apply, the source has its own floor) or
+    "paper" (WordNet cleaned by cosine, :class:`~textrobust.radius.synonyms.
+    CleanedSynonyms`, the paper's recipe with WordNet for HowNet)."""
 
     eta: int = Field(default=5, ge=1)
     min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
     skip_stop_words: bool = True
+    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
 
 
 class RadiusSettings(SpaceSettings):
@@ -184,6 +190,8 @@ class PRSettings(SpaceSettings):
 def _source(settings: SpaceSettings, source: CandidateSource | None) -> CandidateSource:
     if source is not None:
         return source
+    if settings.candidates == "validated":
+        return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words)
     return CleanedSynonyms(eta=settings.eta, min_cos=settings.min_cos, skip_stop_words=settings.skip_stop_words)
 
 
@@ -303,6 +311,11 @@ class RadiusResult:
         """Whether ``method`` found an adversarial example (with at most ``within`` words)."""
         o = self.outcome(method)
         return o is not None and o.success and o.l0 is not None and (within is None or o.l0 <= within)
+
+    def success_l0(self, method: str) -> int | None:
+        """The number of words ``method``'s adversarial example changed; None when it found none."""
+        o = self.outcome(method)
+        return o.l0 if o is not None and o.success else None
 
 
 @dataclass(frozen=True)
@@ -566,7 +579,7 @@ def attack_table(results: Sequence[RadiusResult], methods: Sequence[str] = METHO
         for r, mine in succ:
             others = [o.l0 if o.success and o.l0 is not None else math.inf
                       for name, o in (r.methods or {}).items() if name != method and name in methods]
-            wins += all(mine.l0 < other for other in others)  # type: ignore[operator]  # l0 is set on success
+            wins += mine.l0 is not None and all(mine.l0 < other for other in others)  # l0 is set on success
         table.append(MethodRow(
             method=method,
             succ=len(succ),

@@ -93,11 +93,13 @@ def substitution_scatter(
     fig, ax = plt.subplots(figsize=(4.2, 4.0))
     top = 1
     for other in others:
-        xs, ys = [], []
+        xs: list[int] = []
+        ys: list[int] = []
         for r in results:
-            if r.succeeded("pdp") and r.succeeded(other):
-                xs.append(r.outcome("pdp").l0)  # type: ignore[union-attr]
-                ys.append(r.outcome(other).l0)  # type: ignore[union-attr]
+            x, y = r.success_l0("pdp"), r.success_l0(other)
+            if r.succeeded("pdp") and r.succeeded(other) and x is not None and y is not None:
+                xs.append(x)
+                ys.append(y)
         if xs:
             top = max(top, *xs, *ys)
             ax.scatter(xs, ys, s=12, alpha=0.5, label=other)

@@ -32,7 +32,7 @@ NA = "n/a"
 GLANCE_FIGURES = 3
 #: Card keys shown at a glance, in this order, with their labels (the rest are folded).
 CARD_KEYS = {"architecture": "architecture", "dataset": "trained on", "test_accuracy": "test accuracy",
-             "dev_accuracy": "dev accuracy", "parameters": "parameters"}
+             "dev_accuracy": "dev accuracy", "parameters": "parameters", "defense": "defense"}
 
 
 # ---- numbers ------------------------------------------------------------------------------------
@@ -84,6 +84,12 @@ def _card_value(key: str, value: Any) -> str:
 def _card(card: Mapping[str, Any] | None) -> dict[str, Any]:
     card = card or {}
     shown = [(label, _card_value(key, card[key])) for key, label in CARD_KEYS.items() if key in card]
+    from textrobust.zoo.cards import one_class_warning
+
+    shares = card.get("test_predictions")
+    warning = one_class_warning(shares) if isinstance(shares, Mapping) else None
+    if warning is not None:  # a one-class model: said at a glance, not folded away (issue 30)
+        shown.append(("warning", warning))
     rest = [(key, _card_value(key, value)) for key, value in card.items() if key not in CARD_KEYS]
     return {"known": bool(card), "shown": shown, "rest": rest}
 
@@ -204,14 +210,18 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---- rendering and writing ----------------------------------------------------------------------
 @lru_cache(maxsize=1)
-def _template() -> Any:
+def _environment() -> Any:
+    """The Jinja2 environment of the package's templates (autoescaping every value)."""
     try:
         import jinja2
     except ImportError:  # pragma: no cover - jinja2 is a core dependency
         raise MissingDependencyError("jinja2", "The HTML report", "pip install 'jinja2>=3.1'") from None
-    env = jinja2.Environment(loader=jinja2.PackageLoader("textrobust.report", "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("report.html.j2")
+    return jinja2.Environment(loader=jinja2.PackageLoader("textrobust.report", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def _template() -> Any:
+    return _environment().get_template("report.html.j2")
 
 
 def render_html(report: Mapping[str, Any]) -> str:

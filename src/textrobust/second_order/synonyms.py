@@ -30,7 +30,7 @@ on it. Context-free checks (:meth:`CheckedSynonyms.accepts`) try every part of s
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -219,6 +219,25 @@ class CheckedSynonyms:
             if any(targets & set(self.lexicon.synonyms(base, pos)) for base in bases):
                 return True
         return False
+
+    def table(self, words: Iterable[str], *, neighbours: int = 10,
+              skip: Collection[str] = ()) -> dict[str, tuple[str, ...]]:
+        """A context-free substitution table ``word -> substitutes`` (what IBP training
+        and certification need: one set per word, whatever the sentence): each word's
+        ``neighbours`` nearest counter-fitted words, kept when :meth:`accepts` the pair,
+        highest cosine first, at most ``k``. Only alphabetic lower-case words, none in
+        ``skip`` (e.g. stop words) as word or substitute; words without any are left out.
+        Inflections of the word itself count (film -> films), as in counter-fitted
+        neighbour sets."""
+        vectors = self.vectors
+        skip = frozenset(skip)
+        keys = sorted({w.lower() for w in words if w.isalpha() and w.lower() not in skip and w.lower() in vectors})
+        out: dict[str, tuple[str, ...]] = {}
+        for word, found in zip(keys, vectors.nearest(keys, neighbours) if keys else []):
+            kept = tuple(s for s, _ in found if s.isalpha() and s not in skip and self.accepts(word, s))[: self.k]
+            if kept:
+                out[word] = kept
+        return out
 
     def __repr__(self) -> str:
         return f"CheckedSynonyms(k={self.k}, min_cos={self.min_cos}, min_zipf={self.min_zipf}, lexicon={self.lexicon!r})"

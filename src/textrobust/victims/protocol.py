@@ -15,7 +15,7 @@ import numpy as np
 
 from textrobust.text import Text
 
-__all__ = ["Capabilities", "Victim", "GradientVictim", "as_texts"]
+__all__ = ["Capabilities", "Victim", "GradientVictim", "WordIdVictim", "as_texts"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,16 @@ class GradientVictim(Victim, Protocol):
         loss for ``labels`` with respect to the input embedding of each *word* (sub-word
         pieces summed into their word; words the model never sees get zeros)."""
         ...
+
+
+class WordIdVictim(Victim, Protocol):
+    """A victim that also takes texts as rows of word ids, when its ``accepts_word_ids``
+    is true (the zoo's word models, :class:`~textrobust.victims.torch.TorchVictim`)."""
+
+    @property
+    def accepts_word_ids(self) -> bool: ...
+
+    def probabilities_of_ids(self, ids: np.ndarray) -> np.ndarray: ...
 
 
 def as_texts(texts: Sequence[Text | str]) -> list[Text]:

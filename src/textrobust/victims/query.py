@@ -17,14 +17,14 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from textrobust.errors import ConfigError, QueryBudgetExceeded, VictimError
 from textrobust.victims.protocol import as_texts
 from textrobust.text import Text
-from textrobust.victims.protocol import Capabilities, Victim
+from textrobust.victims.protocol import Capabilities, Victim, WordIdVictim
 
 __all__ = ["LONG_KEY_CHARS", "QueryLayer", "QueryStats", "Budget", "cache_key"]
 
@@ -231,7 +231,8 @@ class QueryLayer:
             return np.empty((0, self.num_labels), dtype=np.float64)
         start = time.perf_counter()
         try:
-            probs = np.array(self.victim.probabilities_of_ids(ids), dtype=np.float64, copy=True)
+            victim = cast(WordIdVictim, self.victim)  # accepts_word_ids checked above
+            probs = np.array(victim.probabilities_of_ids(ids), dtype=np.float64, copy=True)
         finally:
             self._forward += time.perf_counter() - start
         self._batches += 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from textrobust.victims.protocol import Capabilities
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["Encoded", "Tokenizer", "TorchVictim"]
+__all__ = ["Encoded", "Tokenizer", "TorchVictim", "WordIdTokenizer"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,14 @@ class Tokenizer(Protocol):
     """Turns texts into an :class:`Encoded` batch."""
 
     def encode(self, texts: Sequence[Text]) -> Encoded: ...
+
+
+class WordIdTokenizer(Tokenizer, Protocol):
+    """A tokenizer that maps each word to exactly one id (as :class:`~textrobust.zoo.vocab.WordVocab`)."""
+
+    max_length: int
+
+    def word_ids(self, words: Sequence[str]) -> Sequence[int]: ...
 
 
 class TorchVictim:
@@ -172,13 +180,11 @@ class TorchVictim:
     @property
     def max_words(self) -> int:
         """The number of words the model reads (the tokenizer's ``max_length``)."""
-        self._require_word_ids()
-        return int(self.tokenizer.max_length)
+        return int(self._require_word_ids().max_length)
 
     def word_ids(self, words: Sequence[str]) -> np.ndarray:
         """The id of each word (no truncation), as ``encode`` would give it."""
-        self._require_word_ids()
-        return np.asarray(self.tokenizer.word_ids(words), dtype=np.int64)
+        return np.asarray(self._require_word_ids().word_ids(words), dtype=np.int64)
 
     def probabilities_of_ids(self, ids: np.ndarray) -> np.ndarray:
         """Softmax probabilities ``[B, num_labels]`` of rows of word ids ``[B, T]`` in which
@@ -209,9 +215,10 @@ class TorchVictim:
         if any(m.training for m in self._submodules):
             self.module.eval()
 
-    def _require_word_ids(self) -> None:
+    def _require_word_ids(self) -> WordIdTokenizer:
         if not self.accepts_word_ids:
             raise CapabilityError(f"{self!r}: its tokenizer does not map each word to one id (no word_ids).")
+        return cast(WordIdTokenizer, self.tokenizer)  # accepts_word_ids checked both members
 
     # ---- gradients -------------------------------------------------------------------
     def word_gradients(self, texts: Sequence[Text], labels: Sequence[int]) -> list[np.ndarray]:

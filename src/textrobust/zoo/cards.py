@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,9 +11,36 @@ from typing import Any
 
 from textrobust.errors import VictimError
 
-__all__ = ["CARD_FILE", "VictimCard", "now_iso"]
+__all__ = ["CARD_FILE", "ONE_CLASS_SHARE", "VictimCard", "now_iso", "one_class_warning", "prediction_shares"]
 
 CARD_FILE = "card.json"
+
+#: A model that gives one class to more than this share of the texts is flagged as
+#: (nearly) constant: its accuracy is then mostly the label balance, and any robustness
+#: or certified figure of it says nothing about the text (issue 30).
+ONE_CLASS_SHARE = 0.95
+
+
+def prediction_shares(predicted: Sequence[int], label_names: Sequence[str]) -> dict[str, float]:
+    """The share of ``predicted`` (label indices) that each label name gets, rounded to
+    six decimals (empty for no predictions)."""
+    if not len(predicted):
+        return {}
+    total = len(predicted)
+    return {name: round(sum(1 for p in predicted if int(p) == i) / total, 6) for i, name in enumerate(label_names)}
+
+
+def one_class_warning(shares: Mapping[str, float] | None, where: str = "the test texts",
+                      threshold: float = ONE_CLASS_SHARE) -> str | None:
+    """One warning line when one label gets more than ``threshold`` of the predictions
+    (``shares``: label name -> share, as :func:`prediction_shares`), else None."""
+    if not shares:
+        return None
+    label, share = max(shares.items(), key=lambda item: item[1])
+    if share <= threshold:
+        return None
+    return (f"predicts '{label}' for {share:.1%} of {where} (more than {threshold:.0%}): a (nearly) one-class "
+            f"model; its accuracy is mostly the label balance and its robustness figures say little")
 
 
 def now_iso() -> str:
@@ -49,6 +77,21 @@ class VictimCard:
     created: str = ""
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: share of the test texts predicted as each label (:func:`prediction_shares`); empty
+    #: on cards written before issue 30
+    test_predictions: dict[str, float] = field(default_factory=dict)
+    #: how the model was hardened against word substitutions (``textrobust train
+    #: --defense``): "none", "adversarial", "augment" or "certified"; its settings (and,
+    #: for "certified", the IBP-certified test accuracy) in ``defense_settings``
+    defense: str = "none"
+    defense_settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def one_class(self) -> str | None:
+        """The warning line when the model predicts one class for more than
+        :data:`ONE_CLASS_SHARE` of the test texts, else None (also None when the card does
+        not record its test predictions)."""
+        return one_class_warning(self.test_predictions)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -90,9 +133,13 @@ class VictimCard:
             raise VictimError(f"{path} is not a valid victim card: {exc}") from None
 
     def summary(self) -> str:
-        """One line: architecture, data, accuracies, size."""
-        return (
+        """One line: architecture, data, accuracies, size, the defense (when not "none");
+        a second, ``WARNING: ...``, when the model is (nearly) one-class."""
+        line = (
             f"{self.architecture} on {self.dataset}: dev {self.dev_accuracy:.3f}, test {self.test_accuracy:.3f}, "
             f"{self.parameters:,} parameters, trained in {self.train_seconds:.0f} s (seed {self.seed})"
         )
+        if self.defense != "none":
+            line += f", defense {self.defense}"
+        return line if self.one_class is None else f"{line}\nWARNING: {self.one_class}"
 

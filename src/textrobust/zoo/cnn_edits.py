@@ -26,7 +26,7 @@ a convolution over edited inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.nn.functional as F
@@ -215,17 +215,20 @@ class _Kernels:
 def _stacked_kernels(model: CnnClassifier, widest: int) -> _Kernels:
     """The model's :class:`_Kernels`, kept on the model until a weight changes (the key
     holds every parameter's storage and version counter)."""
-    params = [p for conv in model.convs for p in (conv.weight, conv.bias)]
+    # the zoo CNN's convolutions always have a bias
+    weights = [cast(torch.Tensor, conv.weight) for conv in model.convs]
+    biases = [cast(torch.Tensor, conv.bias) for conv in model.convs]
+    params = [p for pair in zip(weights, biases) for p in pair]
     key = (widest, *((p.data_ptr(), p._version) for p in params))
     cached = model.__dict__.get("_stacked_kernels")
     if cached is not None and cached[0] == key:
         return cached[1]
-    weight = torch.cat([F.pad(conv.weight, (0, widest - w)) for conv, w in zip(model.convs, model.config.widths)])
+    weight = torch.cat([F.pad(w, (0, widest - width)) for w, width in zip(weights, model.config.widths)])
     kernels = _Kernels(
         width=widest,
         flat=weight.reshape(weight.shape[0], -1).contiguous(),
         by_offset=weight.permute(1, 2, 0).reshape(weight.shape[1], -1).contiguous(),
-        bias=torch.cat([conv.bias for conv in model.convs]),
+        bias=torch.cat(biases),
     )
     model.__dict__["_stacked_kernels"] = (key, kernels)
     return kernels

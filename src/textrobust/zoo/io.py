@@ -40,6 +40,9 @@ __all__ = [
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.json"
+#: written into a victim folder after every epoch of a training (``zoo.training``), removed
+#: when the finished victim replaces the folder
+CHECKPOINT_FILE = "training-checkpoint.pt"
 FORMAT = "textrobust-victim"
 FORMAT_VERSION = 1
 
@@ -84,7 +87,9 @@ def check_victim_target(out: Path) -> Path:
     if out.exists():
         if not out.is_dir():
             raise VictimError(f"Cannot save a victim to {out}: it exists and is not a folder.")
-        if any(out.iterdir()) and _folder_kind(out) is None:
+        # a folder holding only an interrupted training's checkpoint is ours to replace
+        ours = (CHECKPOINT_FILE, f".{CHECKPOINT_FILE}.")  # the file, or its copy being written
+        if any(not p.name.startswith(ours) for p in out.iterdir()) and _folder_kind(out) is None:
             raise VictimError(
                 f"Cannot save a victim to {out}: the folder is not empty and is not a victim folder "
                 f"(no {CONFIG_FILE} of a victim). Choose an empty or new folder."

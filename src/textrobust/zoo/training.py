@@ -29,9 +29,12 @@ from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError
 from textrobust.text import WORD_PATTERN
 from textrobust.zoo.architectures import ZOO, Architecture
-from textrobust.zoo.cards import VictimCard, now_iso
+from textrobust.zoo.cards import VictimCard, now_iso, prediction_shares
+from textrobust.zoo.io import CHECKPOINT_FILE
 
 __all__ = [
+    "CHECKPOINT_FILE",
+    "EpochExamples",
     "TrainedVictim",
     "TrainingConfig",
     "TrainingData",
@@ -40,6 +43,7 @@ __all__ = [
     "accuracy",
     "rich_progress",
     "train_victim",
+    "training_settings",
 ]
 
 
@@ -106,7 +110,8 @@ class TrainingData:
 @dataclass(frozen=True)
 class TrainingEvent:
     """A progress report: ``stage`` is "step" (after each batch), "epoch" (after the dev
-    evaluation) or "done"."""
+    evaluation), "extra" (while an epoch's extra examples are made: ``step`` of ``steps``)
+    or "done"."""
 
     stage: str
     epoch: int
@@ -135,6 +140,11 @@ class TrainedVictim:
 Progress = Callable[[TrainingEvent], None]
 Augment = Callable[[Example], list[Example]]
 Vectors = tuple[Sequence[str], np.ndarray]
+#: ``(epoch, victim, report) -> examples`` added to that epoch's training data only;
+#: ``victim`` is a :class:`~textrobust.victims.torch.TorchVictim` around the model being
+#: trained (as it is after the previous epoch), ``report(done, total)`` draws progress.
+EpochExamples = Callable[[int, Any, Callable[[int, int], None]], Sequence[Example]]
+
 
 
 def train_victim(
@@ -149,6 +159,12 @@ def train_victim(
     vectors: Vectors | None = None,
     progress: Progress | None = None,
     augment: Augment | None = None,
+    epoch_examples: EpochExamples | None = None,
+    select_from: int = 1,
+    defense: str = "none",
+    defense_settings: Mapping[str, Any] | None = None,
+    checkpoint: bool = False,
+    resume: bool = False,
 ) -> TrainedVictim:
     """Train the zoo architecture ``arch`` and save it as a victim folder at ``out``.
 
@@ -164,6 +180,16 @@ def train_victim(
     - ``augment``: called once per training example before training; the examples it
       returns *replace* that example (return ``[example, variant]`` to add a variant,
       ``[]`` to drop it). The vocabulary is built after augmentation.
+    - ``epoch_examples``: called before every epoch (see :data:`EpochExamples`); what it
+      returns is added to that epoch's training data (adversarial training). Their words
+      outside the vocabulary (built before training) are ``<unk>``.
+    - ``select_from``: the first epoch whose dev accuracy may select the kept model (and
+      counts for early stopping): an adversarially trained model is not replaced by one of
+      its clean warm-up epochs.
+    - ``defense``, ``defense_settings``: recorded on the card (``textrobust.defenses``).
+    - ``checkpoint``: write :data:`CHECKPOINT_FILE` into ``out`` after every epoch (model,
+      optimiser, scheduler, random states, best epoch so far); ``resume``: continue from it
+      (the same arguments are required: a fingerprint of them is checked).
     """
     import torch
 
@@ -183,6 +209,9 @@ def train_victim(
     from textrobust.zoo.io import check_victim_target
 
     check_victim_target(out)  # before the training, not after it
+    if isinstance(select_from, bool) or not isinstance(select_from, int) or not 1 <= select_from <= settings.epochs:
+        raise ConfigError(f"The 'select_from' parameter of train_victim must be an epoch from 1 to {settings.epochs}. "
+                          f"Got {select_from!r} instead.")
 
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -194,9 +223,20 @@ def train_victim(
 
     torch.manual_seed(seed)
     module, tokenizer, vocab_size = _prepare(architecture, model_config, settings, train, label_names, vectors, rng)
-    history = _fit(module, tokenizer, train, data.dev, settings, seed, progress, started)
+    fingerprint = {"architecture": architecture.name, "dataset": data.name, "seed": seed,
+                   "model_config": model_config.to_dict(), "training": settings.to_dict(), "train_used": len(train),
+                   "vocab_size": vocab_size, "defense": defense, "defense_settings": dict(defense_settings or {}),
+                   "select_from": select_from}
+    where = Path(out).expanduser().resolve() / CHECKPOINT_FILE
+    state = _read_checkpoint(where, fingerprint) if resume else None
+    if state is not None:
+        started -= float(state["elapsed"])
+    history = _fit(module, tokenizer, train, data.dev, settings, seed, progress, started,
+                   label_names=label_names, epoch_examples=epoch_examples, select_from=select_from,
+                   checkpoint=where if checkpoint else None, state=state, fingerprint=fingerprint)
     train_seconds = time.perf_counter() - started
-    test_accuracy = accuracy(module, tokenizer, data.test, settings.eval_batch_size)
+    test_predicted = _predict(module, tokenizer, data.test.texts, settings.eval_batch_size)
+    test_accuracy = float(np.mean(test_predicted == np.asarray(data.test.labels)))
 
     from textrobust.versions import package_versions
 
@@ -220,7 +260,11 @@ def train_victim(
         package_versions=package_versions(),
         created=now_iso(),
         notes=_notes(settings, data, len(train)),
-        extra={"dev_history": history["dev_history"]},
+        extra={"dev_history": history["dev_history"],
+               **({"extra_examples": history["extra_examples"]} if epoch_examples is not None else {})},
+        test_predictions=prediction_shares(test_predicted.tolist(), label_names),
+        defense=defense,
+        defense_settings=dict(defense_settings or {}),
     )
     path = _save(out, architecture, module, tokenizer, model_config, label_names, card)
     if progress is not None:
@@ -279,8 +323,12 @@ def rich_progress(description: str = "training") -> Iterator[Progress]:
                        info=f"epoch {event.epoch}/{event.epochs} batch {event.step}/{event.steps} {loss} "
                             f"{state['dev']}")
         elif event.stage == "epoch":
-            state["dev"] = f"dev {event.dev_accuracy:.3f} (best {event.best_dev_accuracy:.3f})"
+            best = "" if event.best_dev_accuracy is None else f" (best {event.best_dev_accuracy:.3f})"
+            state["dev"] = f"dev {event.dev_accuracy:.3f}{best}"
             bar.update(task, info=f"epoch {event.epoch}/{event.epochs} {state['dev']}")
+        elif event.stage == "extra":
+            bar.update(task, info=f"epoch {event.epoch}/{event.epochs} extra examples {event.step}/{event.steps} "
+                                  f"{state['dev']}")
         else:
             bar.update(task, total=1, completed=1, info=f"done: dev {event.dev_accuracy:.3f}")
 
@@ -304,12 +352,25 @@ def _progress_lines(description: str, console: Any) -> Progress:
                 say(f"epoch {event.epoch}/{event.epochs}, batch {event.step:,}/{event.steps:,}{loss} "
                     f"({event.elapsed:,.0f} s)")
         elif event.stage == "epoch":
-            say(f"epoch {event.epoch}/{event.epochs} done: dev accuracy {event.dev_accuracy:.3f} "
-                f"(best {event.best_dev_accuracy:.3f}) ({event.elapsed:,.0f} s)")
+            best = "" if event.best_dev_accuracy is None else f" (best {event.best_dev_accuracy:.3f})"
+            say(f"epoch {event.epoch}/{event.epochs} done: dev accuracy {event.dev_accuracy:.3f}{best} "
+                f"({event.elapsed:,.0f} s)")
+        elif event.stage == "extra":
+            tenth = max(1, -(-event.steps // 10))
+            if event.step == event.steps or event.step % tenth == 0:
+                say(f"epoch {event.epoch}/{event.epochs}: extra examples {event.step:,}/{event.steps:,} "
+                    f"({event.elapsed:,.0f} s)")
         else:
             say(f"done: dev accuracy {event.dev_accuracy:.3f} ({event.elapsed:,.0f} s)")
 
     return update
+
+
+def training_settings(arch: str, training: TrainingConfig | Mapping[str, Any] | None = None,
+                      epochs: int | None = None) -> TrainingConfig:
+    """The :class:`TrainingConfig` that :func:`train_victim` uses for ``arch`` with these
+    ``training`` overrides and ``epochs``."""
+    return _training_config(ZOO.get(arch), training, epochs)
 
 
 # ---- internals -------------------------------------------------------------------------
@@ -325,7 +386,7 @@ def _training_config(
             f"The 'training' parameter of train_victim must be a TrainingConfig or a mapping. Got {training!r} instead."
         )
     if epochs is not None:
-        settings = settings.replace(epochs=epochs)  # type: ignore[assignment]
+        settings = settings.replace(epochs=epochs)
     return settings
 
 
@@ -446,6 +507,13 @@ def _fit(
     seed: int,
     progress: Progress | None,
     started: float,
+    *,
+    label_names: Sequence[str] = (),
+    epoch_examples: EpochExamples | None = None,
+    select_from: int = 1,
+    checkpoint: Path | None = None,
+    state: Mapping[str, Any] | None = None,
+    fingerprint: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
@@ -461,42 +529,128 @@ def _fit(
     texts = [e.text for e in train]
     labels = torch.as_tensor([e.label for e in train], dtype=torch.long)
 
-    best, best_epoch, stale, epoch = -1.0, 0, 0, 0
+    best, best_epoch, stale, epoch, first = -1.0, 0, 0, 0, 1
     best_state: dict[str, Any] = {}
     dev_history: list[float] = []
-    for epoch in range(1, settings.epochs + 1):
+    extra_counts: list[int] = []
+    if state is not None:  # resume after the checkpoint's epoch
+        module.load_state_dict(state["module"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        best, best_epoch, stale = float(state["best"]), int(state["best_epoch"]), int(state["stale"])
+        best_state, dev_history = dict(state["best_state"]), list(state["dev_history"])
+        extra_counts = list(state["extra_examples"])
+        epoch = int(state["epoch"])
+        first = settings.epochs + 1 if stale >= settings.patience else epoch + 1
+    for epoch in range(first, settings.epochs + 1):
+        epoch_texts, epoch_labels = texts, labels
+        if epoch_examples is not None:
+            extra = _epoch_extra(epoch_examples, epoch, settings, module, tokenizer, label_names, progress, started)
+            extra_counts.append(len(extra))
+            if extra:
+                epoch_texts = texts + [e.text for e in extra]
+                epoch_labels = torch.cat([labels, torch.as_tensor([e.label for e in extra], dtype=torch.long)])
+        steps = math.ceil(len(epoch_texts) / settings.batch_size)
         module.train()
-        order = torch.randperm(len(train), generator=generator)
+        order = torch.randperm(len(epoch_texts), generator=generator)
         for step in range(steps):
             rows = order[step * settings.batch_size : (step + 1) * settings.batch_size]
-            encoded = tokenizer.encode([texts[i] for i in rows.tolist()])
+            encoded = tokenizer.encode([epoch_texts[i] for i in rows.tolist()])
             ids = torch.from_numpy(encoded.ids)
             mask = torch.from_numpy(encoded.mask)
-            loss = F.cross_entropy(module(ids, mask), labels[rows])
+            loss = F.cross_entropy(module(ids, mask), epoch_labels[rows])
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if settings.clip is not None:
                 torch.nn.utils.clip_grad_norm_(params, settings.clip)
             optimizer.step()
+            # the fused kernel updates in place without bumping the version counters that
+            # caches of the weights key on (zoo.cnn_edits' stacked kernels): bump them
+            torch.autograd.graph.increment_version(params)
             scheduler.step()
             if progress is not None:
                 progress(TrainingEvent("step", epoch, settings.epochs, step + 1, steps, float(loss.detach()),
                                        None, best if best >= 0 else None, time.perf_counter() - started))
         dev_accuracy = accuracy(module, tokenizer, dev, settings.eval_batch_size)
         dev_history.append(round(dev_accuracy, 6))
-        if dev_accuracy > best:
+        if epoch < select_from:
+            pass  # a warm-up epoch: never the kept model, no count towards early stopping
+        elif dev_accuracy > best:
             best, best_epoch, stale = dev_accuracy, epoch, 0
             best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
         else:
             stale += 1
+        if checkpoint is not None:
+            _write_checkpoint(checkpoint, {
+                "fingerprint": dict(fingerprint or {}), "epoch": epoch, "module": module.state_dict(),
+                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "generator": generator.get_state(), "torch_rng": torch.get_rng_state(), "best": best,
+                "best_epoch": best_epoch, "stale": stale, "best_state": best_state, "dev_history": dev_history,
+                "extra_examples": extra_counts, "elapsed": time.perf_counter() - started})
         if progress is not None:
-            progress(TrainingEvent("epoch", epoch, settings.epochs, steps, steps, None, dev_accuracy, best,
-                                   time.perf_counter() - started))
+            progress(TrainingEvent("epoch", epoch, settings.epochs, steps, steps, None, dev_accuracy,
+                                   best if best >= 0 else None, time.perf_counter() - started))
         if stale >= settings.patience:
             break
     module.load_state_dict(best_state)
     module.eval()
-    return {"best_dev_accuracy": best, "best_epoch": best_epoch, "epochs_run": epoch, "dev_history": dev_history}
+    return {"best_dev_accuracy": best, "best_epoch": best_epoch, "epochs_run": epoch, "dev_history": dev_history,
+            "extra_examples": extra_counts}
+
+
+def _epoch_extra(epoch_examples: EpochExamples, epoch: int, settings: TrainingConfig, module: Any, tokenizer: Any,
+                 label_names: Sequence[str], progress: Progress | None, started: float) -> list[Example]:
+    """The examples ``epoch_examples`` adds to ``epoch``, checked; progress as "extra" events."""
+    from textrobust.victims.torch import TorchVictim
+
+    module.eval()
+    victim = TorchVictim(module, tokenizer, label_names, batch_size=settings.eval_batch_size)
+
+    def report(done: int, total: int) -> None:
+        if progress is not None:
+            progress(TrainingEvent("extra", epoch, settings.epochs, done, total, None, None, None,
+                                   time.perf_counter() - started))
+
+    produced = list(epoch_examples(epoch, victim, report))
+    if not all(isinstance(e, Example) and 0 <= e.label < len(label_names) for e in produced):
+        raise ConfigError(f"The 'epoch_examples' callable must return Examples with labels in [0, {len(label_names)}) "
+                          f"(epoch {epoch}).")
+    return produced
+
+
+def _write_checkpoint(path: Path, state: Mapping[str, Any]) -> None:
+    """``state`` to ``path`` atomically (a temporary file beside it, then renamed)."""
+    import os
+
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(dict(state), tmp)
+    os.replace(tmp, path)
+
+
+def _read_checkpoint(path: Path, fingerprint: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoint at ``path`` when it was written by a training with ``fingerprint``."""
+    import torch
+
+    if not path.is_file():
+        raise ConfigError(f"Nothing to resume: {path.parent} holds no {CHECKPOINT_FILE} (a finished training "
+                          "leaves none). Run without --resume to train from the start.")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # a truncated or foreign file
+        raise ConfigError(f"{path} could not be read as a training checkpoint: {exc}. Delete it to train from "
+                          "the start.") from None
+    saved = state.get("fingerprint", {}) if isinstance(state, dict) else {}
+    differ = sorted(k for k in {*saved, *fingerprint} if saved.get(k) != fingerprint.get(k))
+    if differ:
+        raise ConfigError(f"The checkpoint in {path.parent} was written by a training with other settings "
+                          f"({', '.join(differ)} differ). Resume with the same options, or run without --resume "
+                          "to train from the start.")
+    return state
 
 
 def _predict(module: Any, tokenizer: Any, texts: Sequence[Any], batch_size: int) -> np.ndarray:

@@ -127,9 +127,9 @@ class WordVocab:
     # ---- encoding --------------------------------------------------------------------
     def encode(self, texts: Sequence[Text]) -> Encoded:
         """Pad ``texts`` to the longest (at most ``max_length`` tokens)."""
-        ids = self._as_typed
+        typed = self._as_typed
         limit = self.max_length
-        rows = [[ids[w] for w in t.words[:limit]] for t in texts]
+        rows = [[typed[w] for w in t.words[:limit]] for t in texts]
         n = len(rows)
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
         width = max(int(lengths.max()) if n else 0, 1)

@@ -75,16 +75,18 @@ class ContentWords:
 
 
 def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
-    """Per attack, its candidate source: TEA the fill-in's whole words, TEF counter-fitted
-    neighbours; ``settings.candidates`` per word (stop words dropped first when
-    ``settings.content_candidates``)."""
+    """Per attack, its candidate source: TEA the fill-in's whole words; TEF the validated
+    synonyms (``settings.candidates == "validated"``, the default: a departure, the paper's
+    counter-fitted neighbours mostly change the meaning) or the paper's counter-fitted
+    neighbours; ``settings.per_word`` per word (stop words dropped first when
+    ``settings.content_candidates``; the validated synonyms propose none)."""
     out: dict[str, Any] = {}
-    ask = settings.candidates * (3 if settings.content_candidates else 1)
+    ask = settings.per_word * (3 if settings.content_candidates else 1)
     if "tea" in settings.attacks:
         from textrobust.attack.candidates import fill_in_source
 
         out["tea"] = fill_in_source(ask, fill_in=settings.fill_in)
-    if "tef" in settings.attacks:
+    if "tef" in settings.attacks and settings.candidates == "paper":
         from textrobust.attack.candidates import embedding_neighbours
 
         out["tef"] = embedding_neighbours(k=ask)
@@ -92,8 +94,12 @@ def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
         from textrobust.assets import stop_words
 
         words = frozenset(w.lower() for w in stop_words())
-        out = {name: ContentWords(source, settings.candidates, words) for name, source in out.items()}
-    return out
+        out = {name: ContentWords(source, settings.per_word, words) for name, source in out.items()}
+    if "tef" in settings.attacks and settings.candidates == "validated":
+        from textrobust.attack.candidates.choice import validated_source
+
+        out["tef"] = validated_source(settings.per_word)
+    return {name: out[name] for name in settings.attacks}
 
 
 class AttributionAnalysis(Analysis):

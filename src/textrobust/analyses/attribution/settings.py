@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from textrobust.analyses.protocol import Settings
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attribution import ATTRIBUTIONS, AttributionDistance
 from textrobust.fill_in.registry import DEFAULT_FILL_IN
 
@@ -18,9 +19,10 @@ class AttributionSettings(Settings):
     (``auto``: saliency when the victim has gradients, else occlusion; or one of
     saliency, integrated_gradients, attention, occlusion, kernel_shap); the attribution
     ``distance`` (pcc as in the paper, kendall, spearman, top_k with ``top_k``); the
-    ``attacks`` (tea: masked-LM fill-in candidates; tef: counter-fitted neighbours);
+    ``attacks`` (tea: masked-LM fill-in candidates; tef: synonyms);
     ``rhos`` (the rho_max sweep; the paper sweeps 0.01..0.4, but 0.01 changes no word of a
-    20-word snippet, and TEA always changes at least one); ``candidates`` per word (|C| = 15);
+    20-word snippet, and TEA always changes at least one); ``per_word`` candidates per word (|C| = 15); ``candidates``: TEF's substitutes, the
+    validated synonyms (default) or the paper's counter-fitted neighbours;
     ``content_candidates`` (drop stop-word candidates: a departure, see
     :class:`~textrobust.analyses.attribution.analysis.ContentWords`); ``fill_in`` (a name
     in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; default (and None)
@@ -35,7 +37,9 @@ class AttributionSettings(Settings):
     top_k: int = Field(default=3, ge=1)
     attacks: tuple[Literal["tea", "tef"], ...] = ("tea", "tef")
     rhos: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4)
-    candidates: int = Field(default=15, ge=1, le=200)
+    per_word: int = Field(default=15, ge=1, le=200)
+    candidates: CandidateChoice = Field(default="validated", description="TEF's substitutes: " + CANDIDATES_HELP
+                                        + "; the paper's are the counter-fitted neighbours")
     content_candidates: bool = True
     fill_in: str = DEFAULT_FILL_IN
     batch_masking: bool = True

@@ -49,6 +49,7 @@ import numpy as np
 from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import Problem
 from textrobust.attack.searches.mcts import MCTSResult, MCTSSearch
@@ -80,7 +81,8 @@ class MsrSettings(Settings):
     """``n``: the first n texts; ``max_set_size``: the largest ``|I|``; ``positions``: words
     considered per text (the paper's "max length considered"); ``norm``; ``method`` of the
     lower bound; ``tolerance``: relative width of the bisection's last bracket; ``multi_sets``:
-    random sets per size >= 2; ``neighbours``: candidates per word; ``pos_filter``: part of
+    random sets per size >= 2; ``candidates``: MCTS's substitutes, the validated synonyms the
+    victim's embedding knows (default) or the paper's ``neighbours`` nearest words per word; ``pos_filter``: part of
     speech in context; ``pos_window``: words each side tagged; ``simulations``,
     ``iterations``, ``exploration``: MCTS; ``budget``: MCTS queries per text; ``lime``:
     the LIME comparison (zoo victims), with ``lime_samples``."""
@@ -102,6 +104,8 @@ class MsrSettings(Settings):
     lime: bool = True
     lime_samples: int = Field(default=200, ge=10)
     glove_vocab: int = Field(default=50_000, ge=100)
+    candidates: CandidateChoice = Field(default="validated", description="MCTS's substitutes: " + CANDIDATES_HELP
+                                        + "; the paper's are the n nearest words in the victim's embedding")
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,7 @@ class MsrAnalysis(Analysis):
         return {**super().describe(), "search": repr(self._search(0))}
 
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours
+        from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours, SpaceSynonyms
 
         s = cast(MsrSettings, self.settings)
         victim = _victim(context)
@@ -281,7 +285,11 @@ class MsrAnalysis(Analysis):
             from textrobust.embeddings.vectors import WordVectors
 
             space = EmbeddingSpace.of_vectors(WordVectors.from_glove(s.glove_vocab), name="GloVe 50d (no victim embedding)")
-        source = L2Neighbours(space, s.neighbours)
+        source: Any = L2Neighbours(space, s.neighbours)
+        if s.candidates == "validated":
+            from textrobust.attack.candidates.choice import validated_source
+
+            source = SpaceSynonyms(space, validated_source())
         constraints: tuple[Any, ...] = ()
         if s.pos_filter:
             from textrobust.attack.constraints.part_of_speech import PartOfSpeech
@@ -395,7 +403,15 @@ class MsrAnalysis(Analysis):
                 label_names: Sequence[str]) -> dict[str, Any]:
         from textrobust.analyses.msr.section import msr_section
 
-        return msr_section(cast(MsrSummary, summary), [cast(MsrRecord, r) for r in records], label_names)
+        from textrobust.analyses.sections import with_substitutes
+
+        return with_substitutes(msr_section(cast(MsrSummary, summary), [cast(MsrRecord, r) for r in records],
+                                            label_names), cast(MsrSettings, self.settings).candidates,
+                                PAPER_SOURCE)
+
+
+#: MCTS's substitutes in the paper (``--candidates paper``).
+PAPER_SOURCE = "the n nearest words in the victim's embedding (L2)"
 
 
 def _contradictions(record: MsrRecord) -> int:

@@ -24,7 +24,7 @@ from textrobust.attack.problem import Substitution
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
-__all__ = ["EmbeddingSpace", "L2Neighbours"]
+__all__ = ["EmbeddingSpace", "L2Neighbours", "SpaceSynonyms"]
 
 
 class EmbeddingSpace:
@@ -173,3 +173,39 @@ class L2Neighbours:
 
     def __repr__(self) -> str:
         return f"L2Neighbours({self.space!r}, n={self.n})"
+
+
+class SpaceSynonyms:
+    """Candidate source for MCTS: ``source``'s synonyms (the validated ones by default in
+    the analysis) that the victim's embedding ``space`` knows, closest in L2 first, score
+    ``-distance``. A departure from La Malfa et al. (2020), whose MCTS draws the ``n``
+    nearest words in the embedding, most of which change the meaning ("good" -> "bad"):
+    the upper bound is then the distance of the nearest *synonym* substitution that flips
+    the prediction (still an upper bound on the maximal safe radius)."""
+
+    def __init__(self, space: EmbeddingSpace, source: Any) -> None:
+        self.space = space
+        self.source = source
+
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        known = set(self.space.positions(text))
+        wanted = [p for p in positions if p in known]
+        found = self.source.candidates(text, wanted) if wanted else {}
+        out: dict[int, list[Substitution]] = {}
+        for p in wanted:
+            origin = self.space.vector(text.words[p])
+            scored = []
+            for sub in found.get(p, ()):
+                z = self.space.vector(sub.word)
+                if z is None or origin is None or sub.word.lower() == text.words[p].lower():
+                    continue
+                scored.append(Substitution(p, match_case(text.words[p], sub.word),
+                                           -float(np.linalg.norm(z - origin))))
+            scored.sort(key=lambda sub: -sub.score)
+            if scored:
+                out[p] = scored
+        return out
+
+    def __repr__(self) -> str:
+        return f"SpaceSynonyms({self.space!r}, {self.source!r})"
+

@@ -22,6 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from textrobust.attack.candidates.choice import (
+    CANDIDATES_HELP,
+    CandidateChoice,
+    shared_validated,
+    validated_source,
+)
 from textrobust.attack.candidates.embedding import (
     EmbeddingNeighbours,
     VectorSpace,
@@ -43,7 +49,11 @@ from textrobust.attack.candidates.wordnet import (
 from textrobust.registry import Registry
 
 __all__ = [
+    "CANDIDATES_HELP",
     "CANDIDATE_SOURCES",
+    "CandidateChoice",
+    "shared_validated",
+    "validated_source",
     "GENDER_PAIRS",
     "DictLexicon",
     "EmbeddingNeighbours",
@@ -104,7 +114,7 @@ CANDIDATE_SOURCES.add(
     "language-model fill-in: the top k whole words for the masked position (default: the project's MLM)",
 )
 CANDIDATE_SOURCES.add(
-    "validated", ValidatedSynonyms,
+    "validated", shared_validated,
     "synonyms checked in context: WordNet's frequent senses, counter-fitted cosine, part of speech and "
     "inflection, antonym and polarity guards, masked-LM and causal-LM fit (precision measured on the "
     "labelled substitution set)",

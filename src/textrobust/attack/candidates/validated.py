@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from pydantic import Field
 
@@ -75,10 +75,24 @@ from textrobust.text import Text
 
 __all__ = ["MEASURED", "Evidence", "ValidatedSynonyms", "ValidatedSynonymsConfig", "failed_check"]
 
+class Measured(TypedDict):
+    """The figures of :data:`MEASURED` (``paper_precision``: each paper source's precision)."""
+
+    precision: float
+    accepted: int
+    recall: float
+    split: str
+    items: int
+    paper_precision: dict[str, float]
+
+
 #: The default settings measured on the test half of the labelled substitution set
 #: (``benchmarks/validity/measure.py``; ``benchmarks/results/validity.md``), for the report.
-MEASURED = {"precision": 0.52, "accepted": 25, "recall": 0.224, "split": "test", "items": 778,
+MEASURED: Measured = {"precision": 0.52, "accepted": 25, "recall": 0.224, "split": "test", "items": 778,
             "paper_precision": {"embedding": 0.094, "wordnet": 0.141, "fill_in": 0.061, "cleaned": 0.233}}
+
+#: Verdicts (sentence, position) one :class:`ValidatedSynonyms` keeps.
+CACHE_SIZE = 50_000
 
 _UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
 
@@ -211,6 +225,9 @@ class ValidatedSynonyms:
         self._polarity = polarity
         self._lm = lm
         self._proposals: dict[tuple[str, str, str], tuple[_Proposal, ...]] = {}
+        # the verdicts per (sentence, position): an audit asks for the same sentences in
+        # several analyses (attack, radius, PR, TEF), and a search asks again per position
+        self._judged: dict[tuple[tuple[str, ...], int], tuple[Evidence, ...]] = {}
         self._antonyms: dict[tuple[str, str], frozenset[str]] = {}
         self._word_index: dict[bool, dict[str, int]] = {}
 
@@ -252,7 +269,7 @@ class ValidatedSynonyms:
         positions = list(positions)
         if not positions:
             return {}
-        judged = self._judge(text, positions, None)
+        judged = self._judged_at(text, positions)
         out: dict[int, list[Substitution]] = {}
         for position in positions:
             kept = [e for e in judged.get(position, ()) if e.kept]
@@ -270,6 +287,20 @@ class ValidatedSynonyms:
         return sorted(judged, key=lambda e: (not e.kept, -(e.context if e.context is not None else -99.0)))
 
     # ---- the work ---------------------------------------------------------------------------
+    def _judged_at(self, text: Text, positions: list[int]) -> dict[int, tuple[Evidence, ...]]:
+        """The verdicts at ``positions``, judged once per sentence and position (at most
+        :data:`CACHE_SIZE` kept; the oldest half is dropped when full)."""
+        words = tuple(text.words)
+        missing = [p for p in dict.fromkeys(positions) if (words, p) not in self._judged]
+        if missing:
+            fresh = self._judge(text, missing, None)
+            if len(self._judged) + len(fresh) > CACHE_SIZE:
+                for key in list(self._judged)[: len(self._judged) // 2]:
+                    del self._judged[key]
+            for p in missing:
+                self._judged[(words, p)] = tuple(fresh.get(p, ()))
+        return {p: self._judged[(words, p)] for p in positions}
+
     def _judge(self, text: Text, positions: list[int], only: str | None) -> dict[int, list[Evidence]]:
         """Evidence for every proposal (or for ``only``) at each position. The causal-LM
         check, the costliest, runs last and only on candidates that passed every other check
@@ -331,7 +362,7 @@ class ValidatedSynonyms:
         if found is not None:
             return found
         routes: dict[str, list[str]] = {}
-        ranks: dict[str, int] = {}
+        ranks: dict[str, int | None] = {}  # None: a lexicon without senses
         base = lemmatize(word, tag.tag, pos)
         for rank, lemmas in self._senses(base, pos):
             for lemma in lemmas:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -116,7 +116,7 @@ class WordEmbeddingDistance(Configured[WordEmbeddingDistanceConfig]):
                 cache.clear()  # bounded: start over rather than track recency per pair
             if limit is None or len(fresh) <= limit:
                 cache.update(fresh)
-        return verdicts  # type: ignore[return-value]  # no None left
+        return cast("list[bool]", verdicts)  # no None left
 
     def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """The verdict on each (reference word, new word) pair: it depends on the pair only.

@@ -197,7 +197,7 @@ class BaseSearch:
         return f"{type(self).__name__}({shown})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.config == self.config  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.config == self.config
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(self.config.to_dict().items())))

@@ -286,7 +286,7 @@ class ExhaustiveProver:
         if config is None:
             config = ProverConfig(**settings)
         elif settings:
-            config = config.replace(**settings)  # type: ignore[assignment]
+            config = config.replace(**settings)
         if not isinstance(config, ProverConfig):
             raise ConfigError(f"The 'config' parameter of ExhaustiveProver must be a ProverConfig. Got {config!r}.")
         self.config: ProverConfig = config
@@ -344,7 +344,7 @@ class ExhaustiveProver:
         positions = space._order(order)
         for k in range(max_radius + 1):
             fast = ids is not None and k >= 1 and len(space.original) >= 1
-            for size, score, text_of in (_id_batches(ids, space, k, positions, batch_size) if fast  # type: ignore[arg-type]
+            for size, score, text_of in (_id_batches(ids, space, k, positions, batch_size) if fast and ids is not None
                                          else _text_batches(evaluate, space, k, order, batch_size)):
                 if deadline is not None and time.perf_counter() > deadline:
                     close(Verdict.UNKNOWN, k, reason="time limit")
@@ -381,7 +381,13 @@ def _text_batches(evaluate: Evaluate, space: PerturbationSpace, k: int, order: S
     """Layer ``k`` as batches of Text objects, scored by ``evaluate``."""
     texts = space.layer(k, order)
     while batch := list(itertools.islice(texts, batch_size)):
-        yield len(batch), (lambda b=batch: evaluate(b)), (lambda row, b=batch: b[row])
+        def score(b: list[Text] = batch) -> Evaluation:
+            return evaluate(b)
+
+        def text_of(row: int, b: list[Text] = batch) -> Text:
+            return b[row]
+
+        yield len(batch), score, text_of
 
 
 def _id_batches(ids: WordIdPath, space: PerturbationSpace, k: int, positions: Sequence[int],
@@ -396,8 +402,10 @@ def _id_batches(ids: WordIdPath, space: PerturbationSpace, k: int, positions: Se
             ids.check(text, b[row])
             return text
 
-        yield (len(batch_ids), (lambda b=batch_ids: ids.judge(ids.layer.probabilities_of_ids(b, distinct=True))),
-               text_of)
+        def score(b: np.ndarray = batch_ids) -> Evaluation:
+            return ids.judge(ids.layer.probabilities_of_ids(b, distinct=True))
+
+        yield len(batch_ids), score, text_of
 
 
 class ExhaustiveSearchConfig(Config):

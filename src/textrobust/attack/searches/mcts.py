@@ -134,6 +134,7 @@ class MCTSSearch(BaseSearch):
     ``distance(start, text)``: how far a success is (default: the words changed)."""
 
     config_class = MCTSConfig
+    config: MCTSConfig
 
     def __init__(self, config: MCTSConfig | None = None, /, *, distance: Callable[[Text, Text], float] | None = None,
                  **settings: object) -> None:

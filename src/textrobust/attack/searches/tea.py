@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from pydantic import Field
@@ -145,7 +145,7 @@ class TEASearch(BaseSearch):
     def _rank(self, start: Text, problem: Problem, run: Run, positions: list[int]) -> list[int]:
         if self.config.ranking is TEARanking.ORDER:
             return positions
-        importance = problem.goal.importance(start, positions)  # type: ignore[attr-defined]  # see _prepare
+        importance = cast(AttributionGoal, problem.goal).importance(start, positions)  # _prepare checked the goal
         return [positions[i] for i in np.argsort(-importance, kind="stable")]
 
 

@@ -1,0 +1,145 @@
+"""Which substitutes an analysis counts: the validated synonyms (the default) or the paper's.
+
+Every analysis of textrobust measures robustness to meaning-preserving substitutions, so
+each one that substitutes synonyms (the first-order attack, TEF, the radius and PR
+perturbation space, MSR's MCTS, the second-order patch pairs) takes the same setting,
+``candidates``: ``"validated"`` (:class:`~textrobust.attack.candidates.validated.
+ValidatedSynonyms`, checked in context, precision measured on the labelled substitution
+set) or ``"paper"`` (the paper's own source, as published, so its numbers stay
+reproducible). The validated source is costly (the causal LM judges every candidate
+sentence), so one instance per settings is shared in a process (:func:`shared_validated`):
+its models load once and its verdicts are cached per sentence and position, which an audit
+running several analyses over the same sentences reuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from textrobust.attack.candidates.validated import MEASURED, ValidatedSynonyms
+from textrobust.attack.problem import CandidateSource, Substitution
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+__all__ = [
+    "CANDIDATES_HELP",
+    "CandidateChoice",
+    "ContentPositions",
+    "TopCandidates",
+    "check_choice",
+    "choice_note",
+    "shared_validated",
+    "validated_source",
+]
+
+#: The ``candidates`` setting of every analysis that substitutes synonyms.
+CandidateChoice = Literal["validated", "paper"]
+
+#: Its help text (the settings' field description and the CLI option's help).
+CANDIDATES_HELP = ("where substitutes come from: validated (synonyms checked in context, the default; precision "
+                   "measured on the labelled substitution set, benchmarks/results/validity.md) or paper (the "
+                   "paper's own source, as published, to reproduce its numbers)")
+
+_SHARED: dict[tuple[tuple[str, Any], ...], ValidatedSynonyms] = {}
+
+
+def check_choice(value: str, subject: str = "The '--candidates' option") -> str:
+    """``value`` when it names a choice, else a :class:`~textrobust.errors.ConfigError`
+    whose message starts with ``subject``."""
+    if value not in ("validated", "paper"):
+        raise ConfigError(f"{subject} must be 'validated' or 'paper'. Got {value!r} instead.")
+    return value
+
+
+def shared_validated(**settings: Any) -> ValidatedSynonyms:
+    """The process's :class:`ValidatedSynonyms` for ``settings`` (created on first call;
+    models load on first use): the candidate source registered as ``validated``."""
+    key = tuple(sorted(settings.items()))
+    try:
+        source = _SHARED.get(key)
+    except TypeError:  # an unhashable setting: a source of its own
+        return ValidatedSynonyms(**settings)
+    if source is None:
+        source = _SHARED[key] = ValidatedSynonyms(**settings)
+    return source
+
+
+@runtime_checkable
+class _EvidenceSource(CandidateSource, Protocol):
+    """A candidate source that explains its verdicts (as :class:`ValidatedSynonyms`)."""
+
+    def evidence(self, text: Text, position: int, substitute: str | None = None) -> Any: ...
+
+
+def _evidence_source(source: CandidateSource) -> _EvidenceSource:
+    """``source``, which a wrapper's ``evidence`` needs to have ``evidence`` itself."""
+    if not isinstance(source, _EvidenceSource):
+        raise AttributeError(f"{source!r} has no 'evidence'.")
+    return source
+
+
+class TopCandidates:
+    """At most ``k`` of ``source``'s candidates per position (best first)."""
+
+    def __init__(self, source: CandidateSource, k: int) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"The 'k' parameter of TopCandidates must be an int >= 1. Got {k!r} instead.")
+        self.source = source
+        self.k = k
+
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        return {p: subs[: self.k] for p, subs in self.source.candidates(text, positions).items()}
+
+    def evidence(self, text: Text, position: int, substitute: str | None = None) -> Any:
+        return _evidence_source(self.source).evidence(text, position, substitute)
+
+    def __repr__(self) -> str:
+        return f"TopCandidates({self.source!r}, k={self.k})"
+
+
+class ContentPositions:
+    """``source``'s candidates at positions whose word is not in ``stop_words`` (lower
+    case); stop words get none, as in the engine's recipes."""
+
+    def __init__(self, source: CandidateSource, stop_words: Collection[str]) -> None:
+        self.source = source
+        self.stop_words = frozenset(w.lower() for w in stop_words)
+
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        words = text.words
+        kept = [p for p in positions if words[p].lower() not in self.stop_words]
+        return self.source.candidates(text, kept) if kept else {}
+
+    def evidence(self, text: Text, position: int, substitute: str | None = None) -> Any:
+        return _evidence_source(self.source).evidence(text, position, substitute)
+
+    def __repr__(self) -> str:
+        return f"ContentPositions({self.source!r}, {len(self.stop_words)} stop words)"
+
+
+def validated_source(k: int | None = None, *, skip_stop_words: bool = False) -> CandidateSource:
+    """The shared validated source with default settings, at most ``k`` candidates per
+    position (None: its own ``max_candidates``), stop words skipped when asked."""
+    source: CandidateSource = shared_validated()
+    if k is not None:
+        source = TopCandidates(source, k)
+    if skip_stop_words:
+        from textrobust.assets import stop_words
+
+        source = ContentPositions(source, stop_words())
+    return source
+
+
+def choice_note(candidates: str, paper_source: str) -> str:
+    """One sentence for a report section: where its substitutes came from and how often
+    such a substitute keeps the meaning on the labelled substitution set."""
+    if candidates == "paper":
+        return (f"Substitutes: the paper's own source ({paper_source}; --candidates paper). On the labelled "
+                f"substitution set the papers' sources keep the meaning only "
+                f"{MEASURED['paper_precision']['embedding']:.0%} (counter-fitted neighbours) to "
+                f"{MEASURED['paper_precision']['cleaned']:.0%} (cleaned WordNet) of the time, so part of what "
+                "this section counts as brittleness is the model rightly following a changed meaning.")
+    return (f"Substitutes: the validated synonyms (--candidates validated): {MEASURED['precision']:.1%} of what "
+            f"they propose keeps the meaning on the labelled test set ({MEASURED['accepted']} judged; "
+            "benchmarks/results/validity.md), at about 0.3 candidates per content word.")

@@ -1,0 +1,97 @@
+"""Synonym augmentation: train on the texts plus copies with words swapped for synonyms.
+
+Each training text gets, with probability ``share``, one copy in which every word that has
+substitutes in the context-free table is swapped, with probability ``swap_prob``, for one
+of them drawn uniformly (the case of the first letter, or of the whole word, is kept);
+a copy that changed nothing is dropped. The table is
+:meth:`~textrobust.second_order.synonyms.CheckedSynonyms.table` over the training split's
+words (WordNet's frequent senses x counter-fitted cosine x word frequency; stop words
+and punctuation never change), the same sets certified training uses, so the two
+defenses are compared on equal substitutions. The copies are added once, before training
+(an easy data augmentation in the spirit of Wei and Zou 2019, "EDA", restricted to
+checked synonyms); the vocabulary is built after augmentation. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from textrobust.config import Config
+from textrobust.data.examples import Example
+
+__all__ = ["AugmentSettings", "checked_table", "synonym_augmenter", "train_augmented"]
+
+
+class AugmentSettings(Config):
+    """Synonym augmentation (``--defense augment``)."""
+
+    share: float = Field(default=0.5, gt=0.0, le=1.0,
+                         description="share of the training texts that get one copy with synonyms swapped in")
+    swap_prob: float = Field(default=0.3, gt=0.0, le=1.0,
+                             description="probability that each word with synonyms is swapped in a copy")
+    substitutes: int = Field(default=8, ge=1, description="synonyms kept per word in the checked table")
+    neighbours: int = Field(default=10, ge=1,
+                            description="counter-fitted neighbours of each word checked for the table")
+
+
+def checked_table(words: Iterable[str], substitutes: int = 8, neighbours: int = 10) -> dict[str, tuple[str, ...]]:
+    """The context-free checked synonym table over ``words`` (stop words skipped), as the
+    certified-training benchmark builds it."""
+    from textrobust.assets.loaders import stop_words
+    from textrobust.second_order.synonyms import CheckedSynonyms
+
+    return CheckedSynonyms(k=substitutes).table(words, neighbours=neighbours, skip=stop_words())
+
+
+def _cased(substitute: str, word: str) -> str:
+    if len(word) > 1 and word.isupper():
+        return substitute.upper()
+    if word[:1].isupper():
+        return substitute[:1].upper() + substitute[1:]
+    return substitute
+
+
+def synonym_augmenter(table: Mapping[str, Sequence[str]], settings: AugmentSettings,
+                      seed: int = 0) -> Callable[[Example], list[Example]]:
+    """The ``augment`` hook of :func:`~textrobust.zoo.train_victim`: ``[example]`` or
+    ``[example, copy]`` (see the module docstring); one seeded generator, called in the
+    order of the training examples."""
+    rng = np.random.default_rng(seed)
+    lookup = {k.lower(): tuple(v) for k, v in table.items() if v}
+
+    def augment(example: Example) -> list[Example]:
+        if rng.random() >= settings.share:
+            return [example]
+        text = example.text
+        words = text.words
+        changes = {}
+        for position in text.modifiable:
+            subs = lookup.get(words[position].lower())
+            if subs and rng.random() < settings.swap_prob:
+                changes[position] = _cased(subs[int(rng.integers(len(subs)))], words[position])
+        if not changes:
+            return [example]
+        return [example, Example(f"{example.id}~aug", text.replace(changes), example.label)]
+
+    augment.__qualname__ = f"synonym_augmenter(share={settings.share}, swap_prob={settings.swap_prob})"
+    return augment
+
+
+def train_augmented(arch: str, dataset: Any, *, settings: AugmentSettings, out: Any, seed: int = 0,
+                    table: Mapping[str, Sequence[str]] | None = None, **train: Any) -> Any:
+    """Train ``arch`` with synonym augmentation (``table``: the substitution table;
+    default :func:`checked_table` over the training split's words)."""
+    from textrobust.zoo import TrainingData, train_victim
+
+    data = TrainingData.bundled(dataset) if isinstance(dataset, str) else dataset
+    source = "CheckedSynonyms.table" if table is None else "given"
+    if table is None:
+        table = checked_table({w for e in data.train.examples for w in e.text.words}, settings.substitutes,
+                              settings.neighbours)
+    recorded = {**settings.to_dict(), "table": source, "table_words": len(table)}
+    return train_victim(arch, data, out=out, seed=seed, augment=synonym_augmenter(table, settings, seed),
+                        defense="augment", defense_settings=recorded, **train)
