@@ -281,7 +281,7 @@ def certified(args: argparse.Namespace) -> None:
     if args.sets == "checked":
         # WordNet's 2 most frequent senses x counter-fitted cosine >= 0.6 x Zipf >= 3, over each
         # word's 10 nearest counter-fitted neighbours; stop words and punctuation keep their word
-        from textrobust.second_order.synonyms import CheckedSynonyms
+        from textrobust.attack.candidates.checked import CheckedSynonyms
 
         table = {w: list(s) for w, s in CheckedSynonyms(k=args.substitutes).table(
             sorted(words), neighbours=10, skip=stop_words()).items() if w in vocab}

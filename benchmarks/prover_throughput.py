@@ -44,7 +44,7 @@ def _victim(name: str) -> Any:
 def _spaces(victim: Any, n: int, texts: int) -> list[Any]:
     from textrobust.attack.space import build_space
     from textrobust.data import load_dataset
-    from textrobust.radius import CleanedSynonyms
+    from textrobust.analyses.radius import CleanedSynonyms
 
     source = CleanedSynonyms()
     test = load_dataset("rotten_tomatoes", split="test")

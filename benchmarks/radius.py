@@ -52,7 +52,7 @@ def pipeline_throughput(victim: Any, spaces: list[Any], n_texts: int, batch: int
     alternating runs of each."""
     from textrobust.attack.goals import UntargetedClassification
     from textrobust.attack.problem import Evaluation
-    from textrobust.radius import ExhaustiveProver
+    from textrobust.analyses.radius import ExhaustiveProver
     from textrobust.victims.query import QueryLayer
 
     chosen, total = [], 0
@@ -101,9 +101,9 @@ def pipeline_throughput(victim: Any, spaces: list[Any], n_texts: int, batch: int
 
 def run_victim(name: str, args: argparse.Namespace, source: Any) -> dict[str, Any]:
     from textrobust import audit
-    from textrobust.analyses.radius import PRMetricAnalysis, RadiusBoundsAnalysis
+    from textrobust.analyses.radius.analysis import PRMetricAnalysis, RadiusBoundsAnalysis
     from textrobust.data import load_dataset
-    from textrobust.radius.analysis import space_of
+    from textrobust.analyses.radius.method import space_of
 
     victim, path = _victim(name)
     victim.batch_size = args.batch
@@ -147,7 +147,7 @@ def _f(value: Any, digits: int = 2) -> str:
 
 
 def write_note(results: list[dict[str, Any]], args: argparse.Namespace, seconds: float) -> Path:
-    from textrobust.radius.plots import pr_violin, substitution_scatter, yield_plot
+    from textrobust.analyses.radius.plots import pr_violin, substitution_scatter, yield_plot
     from textrobust.records import encode
 
     figures = RESULTS / "radius"
@@ -323,7 +323,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     started = time.perf_counter()
-    from textrobust.radius import CleanedSynonyms
+    from textrobust.analyses.radius import CleanedSynonyms
 
     source = CleanedSynonyms()  # one source: the same S(X, p) for every victim and both analyses
     results = [run_victim(v.strip(), args, source) for v in args.victims.split(",") if v.strip()]

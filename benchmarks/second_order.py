@@ -93,8 +93,8 @@ def run_patches(args: argparse.Namespace) -> None:
 
     from textrobust.attack.candidates.embedding import embedding_neighbours
     from textrobust.data import load_dataset
-    from textrobust.second_order.patch import PatchFinder, default_synonyms
-    from textrobust.second_order.synonyms import labelled_pairs, pair_precision
+    from textrobust.analyses.second_order.patch import PatchFinder, default_synonyms
+    from textrobust.attack.candidates.checked import labelled_pairs, pair_precision
     from textrobust.victims.query import QueryLayer
     from textrobust.zoo.io import load_victim
 
@@ -139,7 +139,7 @@ def run_neighbours(args: argparse.Namespace) -> None:
     from textrobust.data import load_dataset
     from textrobust.fill_in import load_fill_in
     from textrobust.lm import CausalLM
-    from textrobust.second_order import Neighbourhood
+    from textrobust.analyses.second_order import Neighbourhood
 
     torch.set_num_threads(args.threads)
     texts = [e.text for e in load_dataset("rotten_tomatoes", split="test").examples[: args.n]]
@@ -190,7 +190,7 @@ def run_bias_bench(args: argparse.Namespace) -> None:
     import torch
 
     from textrobust import audit
-    from textrobust.bias import write_bias_report
+    from textrobust.analyses.bias import write_bias_report
     from textrobust.fill_in import DEFAULT_FILL_IN
 
     torch.set_num_threads(args.threads)
@@ -213,8 +213,8 @@ def run_bias_bench(args: argparse.Namespace) -> None:
 def _bias_run(name: str, keep: set[str] | None = None) -> dict[str, Any] | None:
     """The stored bias run of one victim: its anchor measures (only the anchors in ``keep``,
     if given), table and configuration; the figures are rewritten from these measures."""
-    from textrobust.analyses.bias import BiasRecord
-    from textrobust.bias import bias_table, write_bias_report
+    from textrobust.analyses.bias.analysis import BiasRecord
+    from textrobust.analyses.bias import bias_table, write_bias_report
     from textrobust.records import decode
     from textrobust.store import RunStore
 

@@ -12,7 +12,7 @@ import json
 import torch
 
 from textrobust.assets import cache_dir
-from textrobust.bias import GenderSwap
+from textrobust.analyses.bias import GenderSwap
 from textrobust.zoo import train_victim
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from textrobust.bias import (
+from textrobust.analyses.bias import (
     NATIONALITY_WORDS,
     PROTECTED_GROUPS,
     AnchorMeasure,
@@ -32,7 +32,7 @@ from textrobust.bias import (
 )
 from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError
-from textrobust.second_order import Neighbourhood
+from textrobust.analyses.second_order import Neighbourhood
 from textrobust.text import Text
 from textrobust.victims.function import FunctionVictim
 from textrobust.victims.query import QueryLayer
@@ -192,7 +192,7 @@ def table_fill_in(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_analysis_units_records_and_codec(table_fill_in: None) -> None:
     import json
 
-    from textrobust.analyses.bias import BiasAnalysis, BiasRecord
+    from textrobust.analyses.bias.analysis import BiasAnalysis, BiasRecord
     from textrobust.analyses.protocol import WorkerContext
     from textrobust.records import decode, encode
 
@@ -227,7 +227,7 @@ def test_analysis_units_records_and_codec(table_fill_in: None) -> None:
 def test_summary_of_no_records_is_nan_not_zero() -> None:
     import math
 
-    from textrobust.analyses.bias import BiasAnalysis
+    from textrobust.analyses.bias.analysis import BiasAnalysis
 
     analysis = BiasAnalysis()
     s = analysis.summarise([], [])
@@ -241,7 +241,7 @@ def test_summary_of_no_records_is_nan_not_zero() -> None:
 
 
 def test_analysis_settings_are_validated() -> None:
-    from textrobust.analyses.bias import BiasAnalysis
+    from textrobust.analyses.bias.analysis import BiasAnalysis
 
     with pytest.raises(ConfigError, match="'group'"):
         BiasAnalysis({"group": ("gender", "colour")})
@@ -327,12 +327,12 @@ def test_exports_and_light_import() -> None:
     import subprocess
     import sys
 
-    import textrobust.bias as package
+    import textrobust.analyses.bias as package
 
     public = {n for n in dir(package) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(package, n)).__name__ == "module"}
     assert public - modules - {"annotations"} == set(package.__all__)
-    code = ("import sys, textrobust.bias\n"
+    code = ("import sys, textrobust.analyses.bias\n"
             "print(','.join(m for m in ('torch', 'transformers', 'matplotlib', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
@@ -347,7 +347,7 @@ def no_anchor_data() -> Dataset:
 
 
 def test_scan_counts_every_filter_that_removed_a_protected_word() -> None:
-    from textrobust.bias import scan_anchors
+    from textrobust.analyses.bias import scan_anchors
 
     groups = protected_groups(["gender"])
     scan = scan_anchors(no_anchor_data(), groups)

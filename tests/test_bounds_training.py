@@ -145,7 +145,7 @@ def test_the_checked_synonym_table_is_context_free_and_skips_stop_words():
     import numpy as np
 
     from textrobust.embeddings.vectors import WordVectors
-    from textrobust.second_order.synonyms import CheckedSynonyms
+    from textrobust.attack.candidates.checked import CheckedSynonyms
 
     vectors = WordVectors(["film", "movie", "know", "the", "a", "picture"],
                           np.array([[1.0, 0.0], [0.9, 0.436], [0.0, 1.0], [0.5, 0.5], [0.5, 0.51], [0.95, 0.3]]))

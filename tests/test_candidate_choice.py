@@ -36,11 +36,11 @@ class DictSource:
 
 
 def _settings() -> dict[str, Any]:
-    from textrobust.analyses.attacks import AttackSettings
+    from textrobust.analyses.attack.analysis import AttackSettings
     from textrobust.analyses.attribution.settings import AttributionSettings
     from textrobust.analyses.msr.analysis import MsrSettings
-    from textrobust.analyses.radius import PRMetricSettings, RadiusBoundsSettings
-    from textrobust.analyses.second_order import SecondOrderSettings
+    from textrobust.analyses.radius.analysis import PRMetricSettings, RadiusBoundsSettings
+    from textrobust.analyses.second_order.analysis import SecondOrderSettings
 
     return {"attack": AttackSettings, "attribution": AttributionSettings, "msr": MsrSettings,
             "pr": PRMetricSettings, "radius": RadiusBoundsSettings, "second-order": SecondOrderSettings}
@@ -61,8 +61,8 @@ def test_every_synonym_analysis_defaults_to_validated_in_python_and_on_the_comma
 
 
 def test_the_radius_space_is_the_validated_synonyms_unless_told_paper() -> None:
-    from textrobust.radius.analysis import PRSettings, RadiusSettings, _source
-    from textrobust.radius.synonyms import CleanedSynonyms
+    from textrobust.analyses.radius.method import PRSettings, RadiusSettings, _source
+    from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
 
     validated = _source(RadiusSettings(), None)
     assert isinstance(validated, ContentPositions) and isinstance(validated.source, TopCandidates)
@@ -71,7 +71,7 @@ def test_the_radius_space_is_the_validated_synonyms_unless_told_paper() -> None:
     assert isinstance(_source(RadiusSettings(candidates="paper"), None), CleanedSynonyms)
     given = DictSource({})
     assert _source(RadiusSettings(), given) is given
-    from textrobust.analyses.radius import RadiusBoundsSettings
+    from textrobust.analyses.radius.analysis import RadiusBoundsSettings
 
     assert RadiusBoundsSettings(candidates="paper").method_settings(0).candidates == "paper"
 
@@ -79,7 +79,7 @@ def test_the_radius_space_is_the_validated_synonyms_unless_told_paper() -> None:
 def test_tef_second_order_and_msr_take_the_choice() -> None:
     from textrobust.analyses.attribution.analysis import candidate_sources
     from textrobust.analyses.attribution.settings import AttributionSettings
-    from textrobust.analyses.second_order import patch_synonyms
+    from textrobust.analyses.second_order.analysis import patch_synonyms
 
     sources = candidate_sources(AttributionSettings(attacks=("tef",), per_word=7))
     assert isinstance(sources["tef"], TopCandidates) and sources["tef"].k == 7

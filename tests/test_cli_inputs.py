@@ -139,7 +139,7 @@ def test_unknown_labels_are_bad_rows_under_skip_bad_rows(tmp_path: Path, monkeyp
 
 # ---- item 2 and 21: export's format from --to, one flat row per record ---------------------------
 def _stored_attack(folder: Path) -> None:
-    from textrobust.analyses.attacks import AttackRecord
+    from textrobust.analyses.attack.analysis import AttackRecord
     from textrobust.attack.results import AttackResult, Status
     from textrobust.records import encode
     from textrobust.store import RunStore

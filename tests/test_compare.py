@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from textrobust.analyses.attacks import AttackRecord
-from textrobust.analyses.evaluation import EvaluationBatch
+from textrobust.analyses.attack.analysis import AttackRecord
+from textrobust.analyses.evaluate.analysis import EvaluationBatch
 from textrobust.attack.results import AttackResult, Status
 from textrobust.cli.app import app
 from textrobust.errors import ConfigError

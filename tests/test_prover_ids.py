@@ -142,7 +142,7 @@ def test_id_queries_are_budgeted_and_counted() -> None:
 def test_pr_estimates_are_the_same_on_both_paths(samples: int | None) -> None:
     """Exact PR (small space) and sampled PR (same draws): identical estimates and counts."""
     from textrobust.attack.space import space_rng
-    from textrobust.radius.pr import PRConfig, estimate_pr
+    from textrobust.analyses.radius.pr import PRConfig, estimate_pr
 
     for seed in range(3):
         victim = _victim("bow", seed)

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textrobust.analyses.protocol import Failure, WorkerContext
-from textrobust.analyses.radius import PRMetricAnalysis, PRRecord, RadiusBoundsAnalysis, RadiusRecord
+from textrobust.analyses.radius.analysis import PRMetricAnalysis, PRRecord, RadiusBoundsAnalysis, RadiusRecord
 from textrobust.attack.goals import TargetedClassification, UntargetedClassification
 from textrobust.attack.problem import Problem
 from textrobust.attack.searches import SEARCHES
@@ -31,7 +31,7 @@ from textrobust.attack.searches.search_testing import DictSource, FakeProblem, c
 from textrobust.data.examples import Dataset, Example
 from textrobust.embeddings import WordVectors
 from textrobust.errors import ConfigError, TextRobustError
-from textrobust.radius import (
+from textrobust.analyses.radius import (
     Bounds,
     CleanedSynonyms,
     ExhaustiveProver,
@@ -69,7 +69,7 @@ from textrobust.radius import (
     space_from_problem,
     yield_curves,
 )
-from textrobust.radius.analysis import space_of
+from textrobust.analyses.radius.method import space_of
 from textrobust.records import decode, encode
 from textrobust.text import Text
 from textrobust.victims.function import FunctionVictim
@@ -666,7 +666,7 @@ def test_settings_are_validated() -> None:
 
 
 def test_plots_are_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from textrobust.radius.plots import pr_violin, substitution_scatter, yield_plot
+    from textrobust.analyses.radius.plots import pr_violin, substitution_scatter, yield_plot
 
     violin = pr_violin({"bow": [0.9, 1.0, 0.5], "cnn": [0.8, 0.99]}, tmp_path / "v.png")
     curve = yield_plot(YieldCurves((0, 1, 2), {"pdp": (100.0, 60.0, 40.0)}, (100.0, 50.0, 30.0)), tmp_path / "c.png")
@@ -739,7 +739,7 @@ def test_radius_and_pr_on_the_default_victim(tmp_path) -> None:  # type: ignore[
 
 
 def test_exports_match_all() -> None:
-    import textrobust.radius as radius
+    import textrobust.analyses.radius as radius
 
     assert all(getattr(radius, name) is not None for name in radius.__all__)
     public = {n for n in dir(radius) if not n.startswith("_") and type(getattr(radius, n)).__name__ != "module"}
@@ -748,7 +748,7 @@ def test_exports_match_all() -> None:
 
 
 def test_optimality_table_against_the_prover() -> None:
-    from textrobust.radius import optimality_table
+    from textrobust.analyses.radius import optimality_table
 
     found = Proof(2, Verdict.FOUND, 10, 10, 0.1, None, 2)
     results = [

@@ -76,7 +76,7 @@ def sigmoid(x: float) -> float:
 
 # ---- registry, settings, repr ------------------------------------------------------------------
 def test_registry_names_the_four_searches_and_builds_them_with_settings() -> None:
-    # the engine's four, plus the robustness-radius searches registered by textrobust.radius
+    # the engine's four, plus the robustness-radius searches registered by textrobust.analyses.radius
     assert ALL == ["beam", "exhaustive", "genetic", "greedy", "mcts", "pdp", "pso"]
     assert SEARCHES.entries()[0].summary.startswith("beam search")
     search = SEARCHES.get("beam")(beam_width=3)

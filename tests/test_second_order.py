@@ -21,7 +21,7 @@ from textrobust.attack.results import Status
 from textrobust.attack.searches.search_testing import DictSource, check_search
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
-from textrobust.second_order import (
+from textrobust.analyses.second_order import (
     SECOND_ORDER_SEARCHES,
     Neighbourhood,
     NeighbourhoodConfig,
@@ -318,7 +318,7 @@ def test_attack_budget_is_enforced() -> None:
 
 
 def test_add_perplexity_uses_the_lm() -> None:
-    from textrobust.second_order import add_perplexity
+    from textrobust.analyses.second_order import add_perplexity
 
     class FakeLM:
         def perplexity(self, texts: Sequence[str]) -> np.ndarray:
@@ -363,7 +363,7 @@ PLANTED_DATA = (Example("a", START, 1), Example("b", Text.from_string("a good st
 def planted_world(monkeypatch: pytest.MonkeyPatch) -> None:
     """The analysis builds its fill-in and patch finder by name: point both at the
     planted world (a table fill-in; film -> movie the only synonym pair)."""
-    import textrobust.second_order as package
+    import textrobust.analyses.second_order as package
 
     real_finder = package.PatchFinder
     monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in",
@@ -381,7 +381,7 @@ def test_analysis_records_round_trip_through_the_store_codec(planted_world: None
     import json
 
     from textrobust.analyses.protocol import WorkerContext
-    from textrobust.analyses.second_order import SecondOrderAnalysis, SecondOrderRecord
+    from textrobust.analyses.second_order.analysis import SecondOrderAnalysis, SecondOrderRecord
     from textrobust.records import decode, encode
 
     analysis = SecondOrderAnalysis({"method": "so-enum", "n": 3, "quality": False})
@@ -403,7 +403,7 @@ def test_analysis_records_round_trip_through_the_store_codec(planted_world: None
 
 def test_summary_of_no_records_is_nan_not_zero() -> None:
     from textrobust.analyses.protocol import Failure
-    from textrobust.analyses.second_order import SecondOrderAnalysis
+    from textrobust.analyses.second_order.analysis import SecondOrderAnalysis
 
     analysis = SecondOrderAnalysis()
     s = analysis.summarise([], [])
@@ -417,7 +417,7 @@ def test_summary_of_no_records_is_nan_not_zero() -> None:
 
 
 def test_analysis_settings_are_validated() -> None:
-    from textrobust.analyses.second_order import SecondOrderAnalysis
+    from textrobust.analyses.second_order.analysis import SecondOrderAnalysis
 
     with pytest.raises(ConfigError, match="'method'.*so-beam"):
         SecondOrderAnalysis({"method": "nope"})
@@ -432,8 +432,8 @@ def test_default_fill_in_is_the_product_route() -> None:
     # issue 13: minilm_gemma (tuned MiniLM x Gemma's left context) meets the speed bar with
     # the best recall@20, so it is the default of Neighbor_k (second-order, bias), BAE and TEA
     from textrobust.analyses.attribution.settings import AttributionSettings
-    from textrobust.analyses.bias import BiasSettings
-    from textrobust.analyses.second_order import SecondOrderSettings
+    from textrobust.analyses.bias.analysis import BiasSettings
+    from textrobust.analyses.second_order.analysis import SecondOrderSettings
     from textrobust.attack.recipes import garg_2020
     from textrobust.fill_in import DEFAULT_FILL_IN, FILL_INS
 
@@ -496,13 +496,13 @@ def test_exports_and_light_import() -> None:
     import subprocess
     import sys
 
-    import textrobust.second_order as package
+    import textrobust.analyses.second_order as package
 
     public = {n for n in dir(package) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(package, n)).__name__ == "module"}
     assert public - modules - {"annotations"} == set(package.__all__)
-    code = ("import sys, textrobust.second_order, textrobust.cli.second_order, textrobust.attack.recipes, "
-            "textrobust.analyses.second_order\n"
+    code = ("import sys, textrobust.analyses.second_order, textrobust.cli.second_order, textrobust.attack.recipes, "
+            "textrobust.analyses.second_order.analysis\n"
             "print(','.join(m for m in ('torch', 'transformers', 'spacy', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

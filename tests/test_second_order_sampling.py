@@ -10,7 +10,7 @@ import pytest
 
 from textrobust.errors import ConfigError
 from textrobust.fill_in.neighbourhood import Neighbourhood
-from textrobust.second_order.synonyms import (
+from textrobust.attack.candidates.checked import (
     CheckedSynonyms,
     LabelledPair,
     SenseLimitedLexicon,
@@ -199,7 +199,7 @@ def test_patch_synonyms_precision_on_real_vectors() -> None:
     WordNet: the default patch synonyms reach precision >= 0.75, the old rule (8 nearest
     within L2 0.5) stays below 0.55."""
     from textrobust.attack.candidates.embedding import embedding_neighbours
-    from textrobust.second_order.patch import default_synonyms
+    from textrobust.analyses.second_order.patch import default_synonyms
 
     test = labelled_pairs("test")
     checked = default_synonyms()

@@ -277,7 +277,7 @@ def test_the_default_source_never_proposes_a_wordnet_antonym_and_keeps_the_tag(r
 
 
 def test_the_attack_uses_the_validated_source_unless_told_paper() -> None:
-    from textrobust.analyses.attacks import AttackSettings, candidates_note, recipe_spec
+    from textrobust.analyses.attack.analysis import AttackSettings, candidates_note, recipe_spec
 
     assert AttackSettings().candidates == "validated"
     assert recipe_spec("textfooler", 0, "validated").source.name == "validated"
@@ -290,7 +290,7 @@ def test_the_attack_uses_the_validated_source_unless_told_paper() -> None:
 
 
 def test_each_changed_word_of_a_success_carries_its_evidence() -> None:
-    from textrobust.analyses.attacks import attack_section, substitution_evidence
+    from textrobust.analyses.attack.analysis import attack_section, substitution_evidence
     from textrobust.attack.results import AttackResult, Status
 
     source = light_source(min_zipf=0.0)
@@ -304,7 +304,7 @@ def test_each_changed_word_of_a_success_carries_its_evidence() -> None:
     assert substitution_evidence(source, failed) == []
     from dataclasses import replace
 
-    from textrobust.analyses.attacks import AttackSummary
+    from textrobust.analyses.attack.analysis import AttackSummary
 
     with_evidence = replace(result, extras={"evidence": [evidence]})
     summary = AttackSummary(**{f: 0 for f in AttackSummary.__dataclass_fields__})

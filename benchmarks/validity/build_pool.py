@@ -86,7 +86,7 @@ def main() -> None:
         return
 
     from textrobust.fill_in.registry import load_fill_in
-    from textrobust.radius.synonyms import CleanedSynonyms
+    from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
 
     rng = random.Random(args.seed)
     stops = load_stop_words()

@@ -45,7 +45,7 @@ _LAZY = {
     "load_victim": "textrobust.zoo",
     "train_victim": "textrobust.zoo",
     "RunStore": "textrobust.store",
-    "evaluate": "textrobust.analyses.evaluation",
+    "evaluate": "textrobust.analyses.evaluate.analysis",
     "ANALYSES": "textrobust.analyses",
     "Analysis": "textrobust.analyses.protocol",
     "audit": "textrobust.audit",  # the module itself: textrobust.audit.run(...)

@@ -22,13 +22,13 @@ ANALYSES: Registry[type[Analysis]] = Registry("analysis")
 
 def _register() -> None:
     from textrobust.analyses.accs.analysis import AccsAnalysis
-    from textrobust.analyses.attacks import AttackAnalysis
+    from textrobust.analyses.attack.analysis import AttackAnalysis
     from textrobust.analyses.attribution.analysis import AttributionAnalysis
-    from textrobust.analyses.bias import BiasAnalysis
-    from textrobust.analyses.evaluation import EvaluateAnalysis
+    from textrobust.analyses.bias.analysis import BiasAnalysis
+    from textrobust.analyses.evaluate.analysis import EvaluateAnalysis
     from textrobust.analyses.msr.analysis import MsrAnalysis
-    from textrobust.analyses.radius import PRMetricAnalysis, RadiusBoundsAnalysis
-    from textrobust.analyses.second_order import SecondOrderAnalysis
+    from textrobust.analyses.radius.analysis import PRMetricAnalysis, RadiusBoundsAnalysis
+    from textrobust.analyses.second_order.analysis import SecondOrderAnalysis
 
     for cls in (EvaluateAnalysis, AttackAnalysis, AccsAnalysis, RadiusBoundsAnalysis, PRMetricAnalysis,
                 SecondOrderAnalysis, BiasAnalysis, AttributionAnalysis, MsrAnalysis):

@@ -30,7 +30,7 @@ def modification_cap(text: Text, tau: float) -> int:
     example of ``text`` may change (``tau * n`` is rounded to 9 decimals first, so
     ``0.25 * 12`` gives 3 and not 2 by floating-point accident).
 
-    >>> from textrobust.radius import modification_cap
+    >>> from textrobust.analyses.radius import modification_cap
     >>> from textrobust.text import Text
     >>> modification_cap(Text.from_string("one two three four five six seven eight"), 0.25)
     2
@@ -48,7 +48,7 @@ class ModificationCap:
     """Position constraint: no position may change once ``floor(tau * n)`` words differ
     from the original (see :func:`modification_cap`).
 
-    >>> from textrobust.radius import ModificationCap
+    >>> from textrobust.analyses.radius import ModificationCap
     >>> from textrobust.text import Text
     >>> t = Text.from_string("one two three four five six seven eight")
     >>> ModificationCap(0.25).allowed(t, t.replace({0: "x", 1: "y"}), frozenset({2, 3}))

@@ -54,7 +54,7 @@ class PerturbationSpace:
     """``Omega(X)`` for one text: ``positions`` (P, in text order) and for each the
     ``substitutes`` (``S(X, p)`` without the original word, best first).
 
-    >>> from textrobust.radius import PerturbationSpace
+    >>> from textrobust.analyses.radius import PerturbationSpace
     >>> from textrobust.text import Text
     >>> x = Text.from_string("a good film")
     >>> space = PerturbationSpace(x, (1, 2), (("fine", "nice"), ("movie",)))

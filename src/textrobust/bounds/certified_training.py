@@ -27,7 +27,7 @@ run's substitution sets (the 2 nearest words in the victim's embedding for every
 stop words and punctuation included: "not" -> "be", "," -> "petersburg's") are no
 synonyms; with them the fixed schedule keeps both classes but certifies 28% of the test
 texts. ``benchmarks/msr.py certified`` uses
-:meth:`~textrobust.second_order.synonyms.CheckedSynonyms.table` (content words only).
+:meth:`~textrobust.attack.candidates.checked.CheckedSynonyms.table` (content words only).
 Pass ``dev`` data to see a collapse when it happens: every epoch logs the clean and
 IBP-certified accuracy on it and the share of each predicted class (:func:`ibp_evaluate`).
 

@@ -39,10 +39,10 @@ def _registries() -> dict[str, Any]:
     from textrobust.attack.searches import ATTRIBUTION_SEARCHES, SEARCHES
     from textrobust.attribution import ATTRIBUTIONS
     from textrobust.audit.executors import EXECUTORS
-    from textrobust.bias.pairs import PROTECTED_GROUPS
+    from textrobust.analyses.bias.pairs import PROTECTED_GROUPS
     from textrobust.defenses import DEFENSES
     from textrobust.fill_in import FILL_INS
-    from textrobust.second_order import SECOND_ORDER_SEARCHES
+    from textrobust.analyses.second_order import SECOND_ORDER_SEARCHES
     from textrobust.similarity import SIMILARITY_SCORERS
 
     return {"analyses": ANALYSES, "executors": EXECUTORS, "data sets": DATASETS, "architectures (zoo)": ZOO,

@@ -2,7 +2,7 @@
 
 Yang et al., "Quantifying Robustness to Adversarial Word Substitutions"
 (../shared/papers/robustness-radius-pdp-prover-pr.txt). Option parsing only: the analyses
-are ``radius`` and ``pr`` of :mod:`textrobust.analyses.radius`, run by
+are ``radius`` and ``pr`` of :mod:`textrobust.analyses.radius.analysis`, run by
 :func:`textrobust.cli.running.run_analyses`.
 """
 

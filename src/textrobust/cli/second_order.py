@@ -2,8 +2,8 @@
 
 Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
 second-order-robustness-and-bias.txt). Each command parses its own options and runs its
-analysis (:class:`~textrobust.analyses.second_order.SecondOrderAnalysis`,
-:class:`~textrobust.analyses.bias.BiasAnalysis`) through
+analysis (:class:`~textrobust.analyses.second_order.analysis.SecondOrderAnalysis`,
+:class:`~textrobust.analyses.bias.analysis.BiasAnalysis`) through
 :func:`textrobust.cli.running.run_analyses`: one store, report.json and report.html in
 ``--out`` (the bias tables and figures are sections of the report).
 """

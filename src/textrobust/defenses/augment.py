@@ -4,7 +4,7 @@ Each training text gets, with probability ``share``, one copy in which every wor
 substitutes in the context-free table is swapped, with probability ``swap_prob``, for one
 of them drawn uniformly (the case of the first letter, or of the whole word, is kept);
 a copy that changed nothing is dropped. The table is
-:meth:`~textrobust.second_order.synonyms.CheckedSynonyms.table` over the training split's
+:meth:`~textrobust.attack.candidates.checked.CheckedSynonyms.table` over the training split's
 words (WordNet's frequent senses x counter-fitted cosine x word frequency; stop words
 and punctuation never change), the same sets certified training uses, so the two
 defenses are compared on equal substitutions. The copies are added once, before training
@@ -42,7 +42,7 @@ def checked_table(words: Iterable[str], substitutes: int = 8, neighbours: int = 
     """The context-free checked synonym table over ``words`` (stop words skipped), as the
     certified-training benchmark builds it."""
     from textrobust.assets.loaders import stop_words
-    from textrobust.second_order.synonyms import CheckedSynonyms
+    from textrobust.attack.candidates.checked import CheckedSynonyms
 
     return CheckedSynonyms(k=substitutes).table(words, neighbours=neighbours, skip=stop_words())
 

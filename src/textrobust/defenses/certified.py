@@ -6,7 +6,7 @@ copy of a normally trained victim of the same architecture, as
 ``benchmarks/msr.py certified`` does. That victim is ``base`` when given (a victim
 folder, or ``default``), else one trained first, normally, with the same seed and
 training options (in a temporary folder, not kept). The substitution sets are
-:meth:`~textrobust.second_order.synonyms.CheckedSynonyms.table` over the words of the
+:meth:`~textrobust.attack.candidates.checked.CheckedSynonyms.table` over the words of the
 train, dev and test splits that the vocabulary knows, so that the card can give the
 IBP-certified accuracy on the whole test split (``defense_settings["certified_test_accuracy"]``)
 beside the clean one. Only the architectures bound propagation covers (CNN, bag of

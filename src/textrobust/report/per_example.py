@@ -96,13 +96,13 @@ def _text(text: Any) -> str:
 
 # ---- evaluate -------------------------------------------------------------------------------------
 def _evaluation(records: Sequence[Record]) -> list[Any]:
-    from textrobust.analyses.evaluation import EvaluationBatch
+    from textrobust.analyses.evaluate.analysis import EvaluationBatch
 
     return [r for batch in records for r in cast(EvaluationBatch, batch).records()]
 
 
 def _evaluate_figures(records: Sequence[Record], settings: Mapping[str, Any]) -> list[ExampleValues]:
-    from textrobust.analyses.evaluation import accuracy
+    from textrobust.analyses.evaluate.analysis import accuracy
 
     items = [(r.example_id, r) for r in _evaluation(records)]
     return [_singletons("clean accuracy", items, accuracy, right_wrong=True)]
@@ -114,7 +114,7 @@ def _evaluate_outcomes(records: Sequence[Record]) -> list[ExampleOutcome]:
 
 # ---- attack ---------------------------------------------------------------------------------------
 def _attack_results(records: Sequence[Record]) -> list[Any]:
-    from textrobust.analyses.attacks import AttackRecord
+    from textrobust.analyses.attack.analysis import AttackRecord
 
     return [cast(AttackRecord, r).result for r in records]
 
@@ -169,7 +169,7 @@ ATTACK_CURVE = Curve(
 
 # ---- second-order ---------------------------------------------------------------------------------
 def _second_order_results(records: Sequence[Record]) -> list[Any]:
-    from textrobust.analyses.second_order import SecondOrderRecord
+    from textrobust.analyses.second_order.analysis import SecondOrderRecord
 
     return [cast(SecondOrderRecord, r).result for r in records]
 
@@ -195,14 +195,14 @@ def _second_order_outcomes(records: Sequence[Record]) -> list[ExampleOutcome]:
 
 # ---- radius and PR --------------------------------------------------------------------------------
 def _radius_results(records: Sequence[Record]) -> list[Any]:
-    from textrobust.analyses.radius import RadiusRecord
+    from textrobust.analyses.radius.analysis import RadiusRecord
 
     return [cast(RadiusRecord, r).result for r in records]
 
 
 def _radius_figures(records: Sequence[Record], settings: Mapping[str, Any]) -> list[ExampleValues]:
     """The radius figures; a label's ``#`` stands for the count the run's label carries."""
-    from textrobust.radius.analysis import attack_table, bounds_summary, certified_table, falsified_share
+    from textrobust.analyses.radius.method import attack_table, bounds_summary, certified_table, falsified_share
 
     items = [(r.example_id, r) for r in _radius_results(records)]
     out = [_singletons("falsified at r = 1 (one word flips it)", items, lambda rs: falsified_share(rs, 1))]
@@ -224,7 +224,7 @@ def _radius_figures(records: Sequence[Record], settings: Mapping[str, Any]) -> l
 
 
 def _radius_outcomes(records: Sequence[Record]) -> list[ExampleOutcome]:
-    from textrobust.radius.analysis import falsified_share
+    from textrobust.analyses.radius.method import falsified_share
 
     out = []
     for r in _radius_results(records):
@@ -236,13 +236,13 @@ def _radius_outcomes(records: Sequence[Record]) -> list[ExampleOutcome]:
 
 
 def _pr_results(records: Sequence[Record]) -> list[Any]:
-    from textrobust.analyses.radius import PRRecord
+    from textrobust.analyses.radius.analysis import PRRecord
 
     return [cast(PRRecord, r).result for r in records]
 
 
 def _pr_figures(records: Sequence[Record], settings: Mapping[str, Any]) -> list[ExampleValues]:
-    from textrobust.radius.analysis import pr_summary
+    from textrobust.analyses.radius.method import pr_summary
 
     threshold = float(settings.get("threshold", 0.9))
     items = [(r.example_id, r) for r in _pr_results(records)]

@@ -189,7 +189,7 @@ class AttributionAnalysis(Analysis):
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
         if "tea" in self.settings.attacks:
-            from textrobust.analyses.second_order import check_fill_in
+            from textrobust.analyses.second_order.analysis import check_fill_in
 
             check_fill_in(self.settings.fill_in, "AttributionSettings")
 

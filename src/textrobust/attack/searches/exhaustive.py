@@ -277,7 +277,7 @@ class ExhaustiveProver:
 
     ``evaluate`` is a goal's (or a Problem's) ``evaluate``: success means adversarial.
 
-    >>> from textrobust.radius import ExhaustiveProver
+    >>> from textrobust.analyses.radius import ExhaustiveProver
     >>> ExhaustiveProver(batch_size=256)
     ExhaustiveProver(batch_size=256, time_limit=None, max_texts=None)
     """
@@ -422,7 +422,7 @@ class ExhaustiveSearch(BaseSearch):
     order, until an adversarial example the problem admits (its position constraints,
     such as a modification cap, hold); it has the fewest substitutions possible.
 
-    >>> from textrobust.radius import ExhaustiveSearch
+    >>> from textrobust.analyses.radius import ExhaustiveSearch
     >>> ExhaustiveSearch(max_radius=2)
     ExhaustiveSearch(max_radius=2, batch_size=512, order='auto')
     """

@@ -72,7 +72,7 @@ class PDPConfig(Config):
 class PseudoDynamicProgramming(BaseSearch):
     """Algorithm 1 of Yang et al. (2022), as a search over any Problem.
 
-    >>> from textrobust.radius import PseudoDynamicProgramming
+    >>> from textrobust.analyses.radius import PseudoDynamicProgramming
     >>> PseudoDynamicProgramming(top_k=5)
     PseudoDynamicProgramming(top_k=5, lookahead_samples=4, tau=0.25, seed=0)
     """

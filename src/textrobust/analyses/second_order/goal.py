@@ -36,7 +36,7 @@ import numpy as np
 
 from textrobust.attack.problem import Evaluation
 from textrobust.errors import ConfigError
-from textrobust.second_order.patch import Patch, prediction_difference
+from textrobust.analyses.second_order.patch import Patch, prediction_difference
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 

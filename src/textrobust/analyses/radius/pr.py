@@ -51,7 +51,7 @@ Evaluate = Callable[[Sequence[Text]], Evaluation]
 def hoeffding_samples(epsilon: float, delta: float) -> int:
     """The smallest ``N`` with ``N > ln(2/delta) / (2 epsilon^2)`` (equation 9).
 
-    >>> from textrobust.radius import hoeffding_samples
+    >>> from textrobust.analyses.radius import hoeffding_samples
     >>> hoeffding_samples(0.025, 0.005)
     4794
     """

@@ -9,7 +9,7 @@ loss of Eq. 4; at most ``k = 6`` iterations.
 That is exactly the engine's :class:`~textrobust.attack.searches.beam.BeamSearch` run on
 the second-order problem: its candidate source is Neighbor_1 one position at a time
 (:class:`~textrobust.fill_in.neighbourhood.NeighbourSource`) and its goal is
-:class:`~textrobust.second_order.goal.SecondOrderGoal`, whose score ``exp(-L)`` orders
+:class:`~textrobust.analyses.second_order.goal.SecondOrderGoal`, whose score ``exp(-L)`` orders
 texts as ``L`` does. So SO-Beam is built here, not written again. Like the released code
 (``BeamSearchPlus``), texts already visited are not proposed again.
 """

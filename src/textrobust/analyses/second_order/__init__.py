@@ -8,15 +8,15 @@ second-order-robustness-and-bias.txt).
 - :class:`PatchFinder` / :class:`Patch`: the synonym pair ``p`` whose substitution is
   studied, chosen per sentence by the victim's single-word prediction difference;
 - :class:`SecondOrderGoal`: ``x`` and ``x (+) p`` get different labels (Eq. 2-4, with the
-  multi-class generalisation documented in :mod:`textrobust.second_order.goal`);
+  multi-class generalisation documented in :mod:`textrobust.analyses.second_order.goal`);
 - searches: :func:`so_beam` (Algorithm 2), :class:`SOEnum`, :class:`RandomBaseline`;
 - :class:`SecondOrderAttack` to run them (over a data set: the ``second-order`` analysis).
 
-Counterfactual token bias (Section 4) lives in :mod:`textrobust.bias`. Nothing heavy is
+Counterfactual token bias (Section 4) lives in :mod:`textrobust.analyses.bias`. Nothing heavy is
 imported here.
 """
 
-from textrobust.second_order.analysis import (
+from textrobust.analyses.second_order.method import (
     SECOND_ORDER_SEARCHES,
     SecondOrderAttack,
     SecondOrderResult,
@@ -24,7 +24,7 @@ from textrobust.second_order.analysis import (
     stored_second_order_results,
     summary,
 )
-from textrobust.second_order.goal import SecondOrderGoal, labels_differ, second_order_loss, soft_difference
+from textrobust.analyses.second_order.goal import SecondOrderGoal, labels_differ, second_order_loss, soft_difference
 from textrobust.fill_in.neighbourhood import (
     Neighbourhood,
     NeighbourhoodConfig,
@@ -32,10 +32,10 @@ from textrobust.fill_in.neighbourhood import (
     keep_by_logit,
     masked_key,
 )
-from textrobust.second_order.patch import Patch, PatchFinder, default_synonyms, prediction_difference
-from textrobust.second_order.random_baseline import RandomBaseline, RandomBaselineConfig
-from textrobust.second_order.so_beam import so_beam
-from textrobust.second_order.so_enum import SOEnum, SOEnumConfig
+from textrobust.analyses.second_order.patch import Patch, PatchFinder, default_synonyms, prediction_difference
+from textrobust.analyses.second_order.random_baseline import RandomBaseline, RandomBaselineConfig
+from textrobust.analyses.second_order.so_beam import so_beam
+from textrobust.analyses.second_order.so_enum import SOEnum, SOEnumConfig
 
 __all__ = [
     "SECOND_ORDER_SEARCHES",

@@ -6,17 +6,17 @@ Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt).
 
 - :mod:`~textrobust.attack.space`: the perturbation space ``Omega_r(X)``, exact sizes,
   lazy enumeration, exact uniform sampling; :class:`SpaceSource` for the engine's searches.
-- :mod:`~textrobust.radius.synonyms`: ``S(X, p)``, WordNet synonyms cleaned by
+- :mod:`~textrobust.attack.candidates.wordnet_cosine`: ``S(X, p)``, WordNet synonyms cleaned by
   counter-fitted cosine (HowNet is not available offline).
 - :mod:`~textrobust.attack.searches.pdp`: Algorithm 1 (PDP) as a Search.
 - :mod:`~textrobust.attack.searches.exhaustive`: the simple prover and its Search form.
-- :mod:`~textrobust.radius.pr`: PR_hat with Hoeffding's guarantee.
-- :mod:`~textrobust.radius.analysis`: the per-example analysis and its typed results,
+- :mod:`~textrobust.analyses.radius.pr`: PR_hat with Hoeffding's guarantee.
+- :mod:`~textrobust.analyses.radius.method`: the per-example analysis and its typed results,
   Tables 2-3 and Figure 4-5 data as pure functions of them (the ``radius`` and ``pr``
-  analyses of :mod:`textrobust.analyses.radius` run them over a data set).
-- :mod:`~textrobust.radius.plots`: the figures (matplotlib, Agg).
+  analyses of :mod:`textrobust.analyses.radius.analysis` run them over a data set).
+- :mod:`~textrobust.analyses.radius.plots`: the figures (matplotlib, Agg).
 
->>> from textrobust.radius import PerturbationSpace, hoeffding_samples
+>>> from textrobust.analyses.radius import PerturbationSpace, hoeffding_samples
 >>> from textrobust.text import Text
 >>> space = PerturbationSpace(Text.from_string("a good film"), (1, 2), (("fine", "nice"), ("movie",)))
 >>> space.size(1), hoeffding_samples(0.025, 0.005)
@@ -27,7 +27,7 @@ Nothing heavy is imported here: WordNet, vectors and matplotlib load on first us
 
 from __future__ import annotations
 
-from textrobust.radius.analysis import (
+from textrobust.analyses.radius.method import (
     METHODS,
     Bounds,
     BoundsSummary,
@@ -59,7 +59,7 @@ from textrobust.radius.analysis import (
 )
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PDPConfig, PseudoDynamicProgramming
-from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr, hoeffding_epsilon, hoeffding_samples, pr_radius
+from textrobust.analyses.radius.pr import PRConfig, PREstimate, estimate_pr, hoeffding_epsilon, hoeffding_samples, pr_radius
 from textrobust.attack.searches.exhaustive import (
     ExhaustiveProver,
     ExhaustiveSearch,
@@ -71,7 +71,7 @@ from textrobust.attack.searches.exhaustive import (
     sensitivity_order,
 )
 from textrobust.attack.space import PerturbationSpace, SpaceSource, build_space, space_from_problem, space_rng
-from textrobust.radius.synonyms import CleanedSynonyms, CleanedSynonymsConfig
+from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms, CleanedSynonymsConfig
 
 __all__ = [
     "METHODS",

@@ -6,7 +6,7 @@ Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt), Experimen
 
 Per example (:class:`RadiusAnalysis`):
 
-1. ``S(X, p)`` from :class:`~textrobust.radius.synonyms.CleanedSynonyms` (or any source)
+1. ``S(X, p)`` from :class:`~textrobust.attack.candidates.wordnet_cosine.CleanedSynonyms` (or any source)
    gives the space ``Omega(X)`` (:func:`~textrobust.attack.space.build_space`).
 2. Every attack method runs on the *same* Problem: the candidates of the space
    (:class:`~textrobust.attack.space.SpaceSource`), the untargeted goal and the same
@@ -31,14 +31,14 @@ prover alone for each ``r``, so our "found" times include PDP's, and radii PDP a
 settles cost no prover time.
 
 Departures from the paper's setup: WordNet synonyms replace HowNet (see
-:mod:`~textrobust.radius.synonyms`); the victims are the project's own small models
+:mod:`~textrobust.attack.candidates.wordnet_cosine`); the victims are the project's own small models
 trained on the bundled Rotten Tomatoes snippets; examples the victim gets wrong are
 skipped (as the paper attacks only correctly classified texts).
 
 Results are frozen dataclasses (:class:`RadiusResult`, :class:`PRResult`) and every table
 is a pure function of them returning frozen rows. Running over a data set (store, resume,
 executors, report) is :mod:`textrobust.audit`'s job: the analyses ``radius`` and ``pr`` of
-:mod:`textrobust.analyses.radius` adapt these classes to its protocol.
+:mod:`textrobust.analyses.radius.analysis` adapt these classes to its protocol.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PseudoDynamicProgramming
-from textrobust.radius.pr import PRConfig, PREstimate, estimate_pr
+from textrobust.analyses.radius.pr import PRConfig, PREstimate, estimate_pr
 from textrobust.attack.searches.exhaustive import (
     ExhaustiveProver,
     Proof,
@@ -72,7 +72,7 @@ from textrobust.attack.searches.exhaustive import (
     sensitivity_order,
 )
 from textrobust.attack.space import PerturbationSpace, SpaceSource, build_space, space_rng
-from textrobust.radius.synonyms import CleanedSynonyms
+from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
@@ -117,7 +117,7 @@ class SpaceSettings(Config):
     """How ``S(X, p)`` is built: ``candidates`` "validated" (the default: the validated
     synonyms, :func:`~textrobust.attack.candidates.choice.validated_source`, at most
     ``eta`` per position; ``min_cos`` does not apply, the source has its own floor) or
-    "paper" (WordNet cleaned by cosine, :class:`~textrobust.radius.synonyms.
+    "paper" (WordNet cleaned by cosine, :class:`~textrobust.attack.candidates.wordnet_cosine.
     CleanedSynonyms`, the paper's recipe with WordNet for HowNet)."""
 
     eta: int = Field(default=5, ge=1)

@@ -8,11 +8,11 @@ victim's probability of one class when a protected word ``p1`` is swapped for it
 ``p2`` in the sentences of Neighbor_k of the test sentences (Eq. 5-6), reported on all of
 them (X_test) and on those where the swap changes nothing at k = 0 (X_filter).
 
-The method is :mod:`textrobust.bias`; this module only adapts it to the protocol. The
+The method is :mod:`textrobust.analyses.bias`; this module only adapts it to the protocol. The
 units are the *anchors* (a test sentence and the position of its protected word; see
-:func:`textrobust.bias.find_anchors`), each recorded as a :class:`BiasRecord` holding the
-typed :class:`~textrobust.bias.AnchorMeasure`. The summary is Table 5 of the paper
-(:func:`textrobust.bias.bias_table`: exact sums over the records); the report section
+:func:`textrobust.analyses.bias.find_anchors`), each recorded as a :class:`BiasRecord` holding the
+typed :class:`~textrobust.analyses.bias.AnchorMeasure`. The summary is Table 5 of the paper
+(:func:`textrobust.analyses.bias.bias_table`: exact sums over the records); the report section
 carries the tables, B against k (Figures 5 and 6, right) and the F_soft histograms
 (Figure 6, left and middle).
 
@@ -20,7 +20,7 @@ Departures: the neighbourhood's fill-in model is the project's fine-tuned MiniLM
 Gemma 3 270M's left-context distribution (``minilm_gemma``) by default (the paper: BERT); Neighbor_k is enumerated up
 to k = 1 and sampled above by default (the paper enumerates up to k = 2: 3-8 minutes per
 anchor on two shared cores against about 10 s; ``exact_up_to=2`` restores it); the seed
-of the sampled k is the run's ``--seed``. See :mod:`textrobust.bias.counterfactual` for the rest.
+of the sampled k is the run's ``--seed``. See :mod:`textrobust.analyses.bias.counterfactual` for the rest.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any, cast
 from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
-from textrobust.analyses.second_order import check_fill_in
-from textrobust.bias.counterfactual import Anchor, AnchorMeasure, AnchorScan
-from textrobust.bias.report import PairRow
+from textrobust.analyses.second_order.analysis import check_fill_in
+from textrobust.analyses.bias.counterfactual import Anchor, AnchorMeasure, AnchorScan
+from textrobust.analyses.bias.report import PairRow
 from textrobust.data.examples import Dataset
 from textrobust.errors import ConfigError
 from textrobust.fill_in.registry import DEFAULT_FILL_IN
@@ -112,7 +112,7 @@ class BiasAnalysis(Analysis):
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
-        from textrobust.bias.pairs import PROTECTED_GROUPS
+        from textrobust.analyses.bias.pairs import PROTECTED_GROUPS
 
         known = [*PROTECTED_GROUPS.names(), "all"]
         unknown = [g for g in self.settings.group if g not in known]
@@ -122,8 +122,8 @@ class BiasAnalysis(Analysis):
         check_fill_in(self.settings.fill_in, "BiasSettings")
 
     def config(self, seed: int) -> Any:
-        """The :class:`~textrobust.bias.BiasConfig` of these settings (``seed``: the run's)."""
-        from textrobust.bias import BiasConfig
+        """The :class:`~textrobust.analyses.bias.BiasConfig` of these settings (``seed``: the run's)."""
+        from textrobust.analyses.bias import BiasConfig
 
         s = self.settings
         return BiasConfig(max_k=s.max_k, exact_up_to=s.exact_up_to, samples=s.samples, eps=s.eps, label=s.label,
@@ -133,15 +133,15 @@ class BiasAnalysis(Analysis):
         return {**super().describe(), "bias": self.config(0).to_dict()}
 
     def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
-        from textrobust.bias import find_anchors, protected_groups
+        from textrobust.analyses.bias import find_anchors, protected_groups
 
         anchors = find_anchors(self.select(dataset), protected_groups(self.settings.group),
                                both_directions=self.settings.both_directions)
         return [(anchor.id, anchor) for anchor in anchors]
 
     def survey(self, dataset: Dataset) -> dict[str, Any]:
-        """The :class:`~textrobust.bias.AnchorScan` of the examples (why few or no anchors)."""
-        from textrobust.bias import protected_groups, scan_anchors
+        """The :class:`~textrobust.analyses.bias.AnchorScan` of the examples (why few or no anchors)."""
+        from textrobust.analyses.bias import protected_groups, scan_anchors
         from textrobust.records import encode
 
         return cast(dict[str, Any], encode(scan_anchors(self.select(dataset), protected_groups(self.settings.group),
@@ -156,8 +156,8 @@ class BiasAnalysis(Analysis):
                               f"from 0 to {len(label_names) - 1}: {choices}. Got {label} instead.")
 
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        from textrobust.bias import measure_anchor, protected_groups, protected_words
-        from textrobust.second_order import Neighbourhood
+        from textrobust.analyses.bias import measure_anchor, protected_groups, protected_words
+        from textrobust.analyses.second_order import Neighbourhood
         from textrobust.fill_in.neighbourhood import load_fill_in
 
         s = self.settings
@@ -175,7 +175,7 @@ class BiasAnalysis(Analysis):
         return analyse
 
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> BiasSummary:
-        from textrobust.bias import bias_table
+        from textrobust.analyses.bias import bias_table
 
         measures = [cast(BiasRecord, r).measure for r in records]
         k = self.settings.max_k
@@ -278,7 +278,7 @@ def _histograms(measures: Sequence[AnchorMeasure], rows: Sequence[PairRow], k: i
     where X_filter is empty), over the bins that hold values."""
     from textrobust.analyses.figures import line_chart
     from textrobust.analyses.sections import figure
-    from textrobust.bias import pair_histogram
+    from textrobust.analyses.bias import pair_histogram
 
     out = []
     for row in rows[:3]:

@@ -4,16 +4,16 @@ Zhang, Zhao, Zhang, Chang and Hsieh, "Double Perturbation: On the Robustness of 
 and Counterfactual Bias Evaluation", NAACL 2021 (../shared/papers/double-perturbation-
 second-order-robustness-and-bias.txt), Section 3: for each test sentence ``x0``, choose a
 synonym patch ``p`` and search Neighbor_k(x0) for a *vulnerable* ``x~0`` whose label the
-single swap ``p`` flips. The method is :mod:`textrobust.second_order`; this module only
+single swap ``p`` flips. The method is :mod:`textrobust.analyses.second_order`; this module only
 adapts it to the protocol: one unit per example, a :class:`SecondOrderRecord` holding the
-typed :class:`~textrobust.second_order.SecondOrderResult`, the engine's attack metrics
-as the summary (:func:`textrobust.second_order.summary`).
+typed :class:`~textrobust.analyses.second_order.SecondOrderResult`, the engine's attack metrics
+as the summary (:func:`textrobust.analyses.second_order.summary`).
 
 Departures from the paper: the neighbourhood's fill-in model is MiniLM with its top layers
 fine-tuned as a masked LM by the project, times Gemma 3 270M's next-word distribution from
 the left context (``minilm_gemma``) by default (the paper: BERT); ``minilm_tuned`` is the
 MiniLM part alone; ``causal_rescore`` (Gemma propose-and-rescore) takes minutes per sentence.
-Multi-class victims use the generalised goal of :mod:`textrobust.second_order.goal`.
+Multi-class victims use the generalised goal of :mod:`textrobust.analyses.second_order.goal`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from textrobust.attack.results import Status
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.fill_in.registry import DEFAULT_FILL_IN
-from textrobust.second_order.analysis import SecondOrderResult
+from textrobust.analyses.second_order.method import SecondOrderResult
 
 __all__ = ["DEFAULT_MAX_K", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
@@ -51,7 +51,7 @@ class SecondOrderSettings(Settings):
     ``x0`` and of the vulnerable example under Gemma; slower), and the patch pairs'
     ``candidates``: the validated synonyms (default, judged in ``x0``) or ``paper``, the
     project's stand-in for the paper's counter-fitted pairs (WordNet's frequent senses
-    checked by cosine, :class:`~textrobust.second_order.synonyms.CheckedSynonyms`)."""
+    checked by cosine, :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`)."""
 
     method: str = "so-beam"
     n: int | None = Field(default=20, ge=0)
@@ -115,7 +115,7 @@ def check_fill_in(name: str, owner: str) -> None:
 
 def second_order_search(settings: SecondOrderSettings, seed: int) -> Search:
     """The search of ``settings.method`` with its settings (the random baseline seeded)."""
-    from textrobust.second_order import SECOND_ORDER_SEARCHES
+    from textrobust.analyses.second_order import SECOND_ORDER_SEARCHES
 
     k = settings.max_k if settings.max_k is not None else DEFAULT_MAX_K[settings.method]
     factory = SECOND_ORDER_SEARCHES.get(settings.method)
@@ -139,7 +139,7 @@ class SecondOrderAnalysis(Analysis):
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
-        from textrobust.second_order import SECOND_ORDER_SEARCHES
+        from textrobust.analyses.second_order import SECOND_ORDER_SEARCHES
 
         if self.settings.method not in SECOND_ORDER_SEARCHES:
             raise ConfigError(f"The 'method' parameter of SecondOrderSettings must be one of "
@@ -150,7 +150,7 @@ class SecondOrderAnalysis(Analysis):
         return {**super().describe(), "search": repr(second_order_search(self.settings, 0))}
 
     def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        from textrobust.second_order import Neighbourhood, PatchFinder, SecondOrderAttack, add_perplexity
+        from textrobust.analyses.second_order import Neighbourhood, PatchFinder, SecondOrderAttack, add_perplexity
         from textrobust.fill_in.neighbourhood import load_fill_in
 
         s = self.settings
@@ -174,7 +174,7 @@ class SecondOrderAnalysis(Analysis):
         return analyse
 
     def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> SecondOrderSummary:
-        from textrobust.second_order import summary
+        from textrobust.analyses.second_order import summary
 
         s = summary([cast(SecondOrderRecord, r).result for r in records])
         return SecondOrderSummary(
@@ -197,7 +197,7 @@ class SecondOrderAnalysis(Analysis):
 
 def patch_synonyms(candidates: str) -> Any:
     """The patch pairs' synonyms: the validated source, or None for the paper's stand-in
-    (:func:`~textrobust.second_order.patch.default_synonyms`)."""
+    (:func:`~textrobust.analyses.second_order.patch.default_synonyms`)."""
     if candidates == "paper":
         return None
     from textrobust.attack.candidates.choice import validated_source

@@ -7,7 +7,7 @@ k = 0 and perturbed sentences at the largest k, in ``X_filter``), the histograms
 ``F_soft`` (Figure 6, left and middle) and ``B`` against k (Figure 5 and Figure 6, right).
 
 Everything here is a pure function of the typed anchor records
-(:class:`~textrobust.bias.counterfactual.AnchorMeasure`), except :func:`write_bias_report`
+(:class:`~textrobust.analyses.bias.counterfactual.AnchorMeasure`), except :func:`write_bias_report`
 which writes JSON, Markdown and PNG/SVG files (matplotlib, imported there; the ``bias``
 analysis puts the same tables and figures in the audit report instead).
 """
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from textrobust.bias.counterfactual import AnchorMeasure, PairMeasure
+    from textrobust.analyses.bias.counterfactual import AnchorMeasure, PairMeasure
 
 __all__ = ["SUBSETS", "PairRow", "bias_table", "markdown_table", "pair_histogram", "write_bias_report"]
 
@@ -112,7 +112,7 @@ def pair_histogram(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(edges, counts) of F_soft for ``pair`` at distance ``k`` on ``subset``, on the fixed
     bins the records were made with (``bins`` only for records that do not say)."""
-    from textrobust.bias.counterfactual import BiasConfig, histogram_edges
+    from textrobust.analyses.bias.counterfactual import BiasConfig, histogram_edges
     from textrobust.errors import ConfigError
 
     sizes = {int(r.bins or bins or BiasConfig().bins) for r in records}

@@ -4,17 +4,17 @@ Zhang, Zhao, Zhang, Chang and Hsieh, "Double Perturbation: On the Robustness of 
 and Counterfactual Bias Evaluation", NAACL 2021, Section 4 (../shared/papers/double-
 perturbation-second-order-robustness-and-bias.txt).
 
-- :mod:`~textrobust.bias.pairs`: protected groups (gender after Zhao et al. 2018,
+- :mod:`~textrobust.analyses.bias.pairs`: protected groups (gender after Zhao et al. 2018,
   nationality, religion, sexual orientation) and their pairs;
-- :mod:`~textrobust.bias.counterfactual`: F_soft, B_{p,k} (Eq. 5-6), X_filter, sampling;
-- :mod:`~textrobust.bias.report`: tables (Table 5), histograms and B-against-k figures;
-- :mod:`~textrobust.bias.augment`: gender-swap augmentation for a debiased zoo victim.
+- :mod:`~textrobust.analyses.bias.counterfactual`: F_soft, B_{p,k} (Eq. 5-6), X_filter, sampling;
+- :mod:`~textrobust.analyses.bias.report`: tables (Table 5), histograms and B-against-k figures;
+- :mod:`~textrobust.analyses.bias.augment`: gender-swap augmentation for a debiased zoo victim.
 
 Nothing heavy is imported here.
 """
 
-from textrobust.bias.augment import GenderSwap, gender_swap
-from textrobust.bias.counterfactual import (
+from textrobust.analyses.bias.augment import GenderSwap, gender_swap
+from textrobust.analyses.bias.counterfactual import (
     Anchor,
     AnchorMeasure,
     AnchorScan,
@@ -27,7 +27,7 @@ from textrobust.bias.counterfactual import (
     scan_anchors,
     stored_bias_records,
 )
-from textrobust.bias.pairs import (
+from textrobust.analyses.bias.pairs import (
     NATIONALITY_WORDS,
     PROTECTED_GROUPS,
     RELIGION_WORDS,
@@ -37,7 +37,7 @@ from textrobust.bias.pairs import (
     protected_groups,
     protected_words,
 )
-from textrobust.bias.report import PairRow, bias_table, markdown_table, pair_histogram, write_bias_report
+from textrobust.analyses.bias.report import PairRow, bias_table, markdown_table, pair_histogram, write_bias_report
 
 __all__ = [
     "NATIONALITY_WORDS",

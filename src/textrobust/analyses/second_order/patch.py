@@ -23,7 +23,7 @@ nearest within L2 0.5, tuned for 300-d vectors). On the project's 50-d counter-f
 GloVe that rule is a poor synonym test (precision 0.48 on the held-out half of a
 hand-labelled pair list; it proposes love->know, mere->childlike), and choosing the pair
 with the largest prediction difference then picks exactly the non-synonyms. The default
-is :class:`~textrobust.second_order.synonyms.CheckedSynonyms`: WordNet lemmas of the
+is :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`: WordNet lemmas of the
 word's 2 most frequent senses for its tagged part of speech, kept when their
 counter-fitted cosine is >= 0.6 and they are common words (precision 0.78 on the same
 held-out pairs; see the benchmark for a hand-check of the patches it chooses). The old rule
@@ -84,9 +84,9 @@ def prediction_difference(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def default_synonyms() -> CandidateSource:
     """The patch pairs' synonyms: WordNet's frequent senses checked by counter-fitted
-    cosine (:class:`~textrobust.second_order.synonyms.CheckedSynonyms`; vectors built and
+    cosine (:class:`~textrobust.attack.candidates.checked.CheckedSynonyms`; vectors built and
     cached on first use)."""
-    from textrobust.second_order.synonyms import CheckedSynonyms
+    from textrobust.attack.candidates.checked import CheckedSynonyms
 
     return CheckedSynonyms()
 

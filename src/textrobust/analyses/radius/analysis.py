@@ -2,14 +2,14 @@
 
 Yang, Huang, Ma, Cao, Zhang, Zhang and Li, "Quantifying Robustness to Adversarial Word
 Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt). The method code is
-:mod:`textrobust.radius` (the space, PDP, the prover, PR_hat, and the per-example
-:class:`~textrobust.radius.analysis.RadiusAnalysis` and
-:class:`~textrobust.radius.analysis.PRAnalysis`); this module only adapts it: settings
+:mod:`textrobust.analyses.radius` (the space, PDP, the prover, PR_hat, and the per-example
+:class:`~textrobust.analyses.radius.method.RadiusAnalysis` and
+:class:`~textrobust.analyses.radius.method.PRAnalysis`); this module only adapts it: settings
 named like the CLI options, one unit per example, a typed record holding the method's
 typed result, a pure summary (Tables 2 and 3, the bounds on ``R``, Figure 4's curves, PR
 over the examples) and the report section.
 
-Departures from the paper are those of :mod:`textrobust.radius.analysis` (WordNet
+Departures from the paper are those of :mod:`textrobust.analyses.radius.method` (WordNet
 synonyms for HowNet, our own victims, misclassified examples skipped). Two readings of
 the protocol's counts: a radius example is *budget exhausted* when the prover's time
 limit (its per-example budget) left some radius unknown; PR has no budget. Queries are
@@ -32,7 +32,7 @@ from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Su
 from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.problem import CandidateSource
 from textrobust.data.examples import Example
-from textrobust.radius.analysis import (
+from textrobust.analyses.radius.method import (
     METHODS,
     BoundsSummary,
     MethodRow,
@@ -56,7 +56,7 @@ from textrobust.radius.analysis import (
     throughput_summary,
     yield_curves,
 )
-from textrobust.radius.pr import hoeffding_samples
+from textrobust.analyses.radius.pr import hoeffding_samples
 from textrobust.attack.searches.exhaustive import Sensitivity, Verdict
 
 __all__ = ["PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
@@ -138,7 +138,7 @@ class RadiusBoundsSettings(Settings):
         return value
 
     def method_settings(self, seed: int) -> RadiusSettings:
-        """The settings of :class:`~textrobust.radius.analysis.RadiusAnalysis`."""
+        """The settings of :class:`~textrobust.analyses.radius.method.RadiusAnalysis`."""
         return RadiusSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
                               candidates=self.candidates,
                               tau=self.tau, top_k=self.top_k, lookahead_samples=self.lookahead,
@@ -374,7 +374,7 @@ class PRMetricSettings(Settings):
     batch_size: int = Field(default=1024, ge=1, le=1_000_000)
 
     def method_settings(self, seed: int) -> PRSettings:
-        """The settings of :class:`~textrobust.radius.analysis.PRAnalysis`."""
+        """The settings of :class:`~textrobust.analyses.radius.method.PRAnalysis`."""
         return PRSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
                           candidates=self.candidates,
                           epsilon=self.epsilon, delta=self.delta, samples=self.samples, fraction=self.fraction,

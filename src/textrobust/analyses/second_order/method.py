@@ -3,7 +3,7 @@
 Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
 second-order-robustness-and-bias.txt), Section 3. For a test sentence ``x0``:
 
-1. choose the patch pair ``p`` (:class:`~textrobust.second_order.patch.PatchFinder`);
+1. choose the patch pair ``p`` (:class:`~textrobust.analyses.second_order.patch.PatchFinder`);
    without one, the example is skipped (``x0`` is not in any ``X_p``);
 2. freeze the patch word's position and keep ``p1``/``p2`` out of the neighbourhood
    (a neighbour holding ``p1`` twice would make ``x (+) p`` ambiguous);
@@ -36,11 +36,11 @@ from textrobust.data.examples import Example
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.registry import Registry
 from textrobust.fill_in.neighbourhood import Neighbourhood
-from textrobust.second_order.goal import SecondOrderGoal, labels_differ
-from textrobust.second_order.patch import Patch, PatchFinder
-from textrobust.second_order.random_baseline import RandomBaseline
-from textrobust.second_order.so_beam import so_beam
-from textrobust.second_order.so_enum import SOEnum
+from textrobust.analyses.second_order.goal import SecondOrderGoal, labels_differ
+from textrobust.analyses.second_order.patch import Patch, PatchFinder
+from textrobust.analyses.second_order.random_baseline import RandomBaseline
+from textrobust.analyses.second_order.so_beam import so_beam
+from textrobust.analyses.second_order.so_enum import SOEnum
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 

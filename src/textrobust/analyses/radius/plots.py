@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from textrobust.errors import ConfigError
 
 if TYPE_CHECKING:
-    from textrobust.radius.analysis import RadiusResult, YieldCurves
+    from textrobust.analyses.radius.method import RadiusResult, YieldCurves
 
 __all__ = ["pr_violin", "substitution_scatter", "yield_plot"]
 
@@ -58,7 +58,7 @@ def pr_violin(values: Mapping[str, Sequence[float]], path: str | Path, *, title:
 
 def yield_plot(curves: YieldCurves, path: str | Path, *, title: str = "") -> Path:
     """Figure 4: for each method, the percentage of examples whose ``Omega_r`` did not
-    yield to it, against ``r`` (see :func:`~textrobust.radius.analysis.yield_curves`); the
+    yield to it, against ``r`` (see :func:`~textrobust.analyses.radius.method.yield_curves`); the
     prover's certified share is drawn dashed."""
     if not curves.radii:
         raise ConfigError("yield_plot needs curves over at least one radius (see yield_curves).")

@@ -45,7 +45,7 @@ import numpy as np
 from pydantic import Field
 
 from textrobust.attack.candidates.inflection import match_case
-from textrobust.bias.pairs import ProtectedGroup, ProtectedPair
+from textrobust.analyses.bias.pairs import ProtectedGroup, ProtectedPair
 from textrobust.config import Config
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
