@@ -82,19 +82,20 @@ def _fresh(settings: Any, victim: Any, encoder: Any, lm: Any) -> tuple[Any, Any,
 
 
 def timing(args: argparse.Namespace) -> dict[str, Any]:
-    from textrobust.analyses.accs import AccsSettings, RobustnessCurve, epsilon_grid
+    from textrobust.analyses.accs import AccsAnalysisSettings, RobustnessCurve
     from textrobust.assets import sentence_encoder
     from textrobust.data import load_dataset
     from textrobust.lm import CausalLM
     from textrobust.zoo import load_victim
 
-    grid = epsilon_grid(args.eps_start, 1.0, args.eps_step)
+    grid = AccsAnalysisSettings(eps_start=args.eps_start, eps_stop=1.0, eps_step=args.eps_step).epsilons
     victim = load_victim(victim_folder(args.victim))
     encoder = sentence_encoder()
     lm = CausalLM.default()
     examples = load_dataset("rotten_tomatoes", split="test").take(args.n).examples
     # load spaCy, WordNet and the models before any clock starts
-    warm_up = AccsComponents_warm(AccsSettings(epsilons=grid), victim, encoder, lm, examples[0])
+    warm_up = AccsComponents_warm(AccsAnalysisSettings(eps_start=args.eps_start, eps_step=args.eps_step), victim,
+                                  encoder, lm, examples[0])
     out: dict[str, Any] = {"n": len(examples), "epsilons": list(grid), "load_seconds": warm_up}
 
     def curve(first: list[list[Any]], second: list[list[Any]]) -> RobustnessCurve:
@@ -105,7 +106,7 @@ def timing(args: argparse.Namespace) -> dict[str, Any]:
 
     results = {}
     for mode in ("exact", "monotone"):
-        settings = AccsSettings(epsilons=grid, sweep=mode)
+        settings = AccsAnalysisSettings(eps_start=args.eps_start, eps_step=args.eps_step, sweep=mode)
         comp, memo, layer = _fresh(settings, victim, encoder, lm)
         began = time.perf_counter()
         first, second = [], []
@@ -122,7 +123,7 @@ def timing(args: argparse.Namespace) -> dict[str, Any]:
                      "lm_words_scored": comp.lm_constraint.scorer.stats()["words_scored"]}
         print(mode, json.dumps({k: v for k, v in out[mode].items() if k != "curve"}), flush=True)
     # (c) every threshold on its own, with fresh caches
-    settings = AccsSettings(epsilons=grid)
+    settings = AccsAnalysisSettings(eps_start=args.eps_start, eps_step=args.eps_step)
     began = time.perf_counter()
     first_i, second_i = [], []
     lm_words = pairs = queries = 0
@@ -171,8 +172,8 @@ def reach(args: argparse.Namespace) -> dict[str, Any]:
     epsilon = 0 with a cheap similarity model (mean GloVe, >= 0 on these texts), for each LM
     mode and antonym source. This is the ceiling of the second-order axis of every curve."""
     from textrobust.analyses.accs import (
+        AccsAnalysisSettings,
         AccsComponents,
-        AccsSettings,
         SimilarityMemo,
         build_constraint_model,
     )
@@ -185,7 +186,7 @@ def reach(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(examples), "gamma": 3, "epsilon": 0.0, "rows": []}
     for indirect in (False, True):
         for mode in ("none", "left_word", "window"):
-            settings = AccsSettings(epsilons=(0.0,), lm_mode=mode, indirect_antonyms=indirect)
+            settings = AccsAnalysisSettings(lm_mode=mode, indirect_antonyms=indirect)  # epsilon 0.0 below
             comp = AccsComponents(settings, lm=lm)
             began = time.perf_counter()
             found = sum(comp.second_order_point(memo, e, 0.0).success for e in examples)

@@ -205,14 +205,14 @@ def _pgd_radius(verifier: Any, ids: list[int], position: int, norm: str, steps: 
 def crosscheck(args: argparse.Namespace) -> None:
     """Hull certificates against the exhaustive prover and two attacks: contradictions."""
     from textrobust.analyses.msr.crosscheck import cross_check
-    from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours
+    from textrobust.attack.candidates.neighbours import EmbeddingSpace, L2Neighbours
     from textrobust.attack.searches import GreedySearch, MCTSSearch
     from textrobust.bounds.certify import Verifier
     from textrobust.data import load_dataset
 
     victim, name = _load(args.victim)
     verifier = Verifier(victim.module)
-    source = L2Neighbours(EmbeddingSpace.of_zoo_victim(victim), n=args.neighbours)
+    source = L2Neighbours(EmbeddingSpace.of_victim(victim), n=args.neighbours)
     data = load_dataset(args.dataset, split="test").take(args.n)
     began, counts = time.perf_counter(), {"texts": 0, "certified": 0, "found": 0, "unknown": 0, "attack_found": 0,
                                           "contradictions": 0}
@@ -286,9 +286,9 @@ def certified(args: argparse.Namespace) -> None:
         table = {w: list(s) for w, s in CheckedSynonyms(k=args.substitutes).table(
             sorted(words), neighbours=10, skip=stop_words()).items() if w in vocab}
     else:  # the first run's sets: the nearest words (L2) in the victim's own embedding, every token
-        from textrobust.analyses.msr.space import EmbeddingSpace
+        from textrobust.attack.candidates.neighbours import EmbeddingSpace
 
-        space = EmbeddingSpace.of_zoo_victim(victim)
+        space = EmbeddingSpace.of_victim(victim)
         table = {w: [s for s, _ in space.nearest(w, args.substitutes)] for w in words if w in vocab}
     table_seconds = time.perf_counter() - began
     config = CertifiedTrainingConfig(epochs=args.epochs, ramp_epochs=args.ramp_epochs, kappa=args.kappa,

@@ -1,15 +1,15 @@
 """Benchmark: how fast a run resumes after ``kill -9``, and how fast results are recorded.
 
 (a) For stores holding N finished results (default 1,000 and 50,000), a child process
-records N results through :func:`textrobust.runner.run_examples` and is killed with
+records N results through :func:`record_missing` (the audit's resume loop) and is killed with
 SIGKILL while it holds the store open. Each repeat copies the killed store (database, WAL
 and shared-memory files, as the kill left them) and, in a fresh process, measures the time
 from opening the store to the first new result being committed, as a command does it:
-``RunStore(path)``, ``resume_or_start(..., resume=True)``, ``run_examples`` (which loads the
+``RunStore(path)``, ``resume_or_start(..., resume=True)``, :func:`record_missing` (which loads the
 done ids, skips them, computes one new example and records it).
 
 (b) Record throughput with one commit per record: ``Run.record`` into an empty store and
-into the N-result store, and the whole ``run_examples`` loop with trivial work.
+into the N-result store, and the whole :func:`record_missing` loop with trivial work.
 
 Usage (from anywhere; paths are taken from this file's location)::
 
@@ -43,7 +43,7 @@ CONFIG: dict[str, Any] = {"victim": "bow", "recipe": "greedy", "n": 0}
 
 
 RESUME_HEADER = (
-    "| finished results | db + WAL (MiB) | open | resume check | run_examples "
+    "| finished results | db + WAL (MiB) | open | resume check | record_missing "
     "| first result | done ids alone | import |\n"
     "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
@@ -68,17 +68,28 @@ def ids(n: int, prefix: str = "ex") -> list[tuple[str, int]]:
     return [(f"{prefix}-{i:06d}", i) for i in range(n)]
 
 
+def record_missing(run: Any, items: list[tuple[str, int]]) -> tuple[int, int]:
+    """What the audit does on resume, with trivial work: load the done ids, skip them, and
+    record every other item's payload, one commit each. ``(done before, computed)``."""
+    done = run.done_ids()
+    todo = [(position, eid, i) for position, (eid, i) in enumerate(items) if eid not in done]
+    for position, eid, i in todo:
+        began = time.perf_counter()
+        value = payload(i)
+        run.record(eid, value, position=position, seconds=time.perf_counter() - began)
+    return len(items) - len(todo), len(todo)
+
+
 # ---- child processes (this file run with --child MODE) ----------------------------------
 
 
 def child_build(path: str, n: int) -> None:
     """Record n results, say "ready", then wait to be killed."""
-    from textrobust.runner import run_examples
     from textrobust.store import RunStore
 
     store = RunStore(path)
     run = store.start_run(KIND, {**CONFIG, "n": n}, seed=SEED)
-    run_examples(run, ids(n), payload)
+    record_missing(run, ids(n))
     print("ready", flush=True)
     time.sleep(3600)
 
@@ -86,7 +97,6 @@ def child_build(path: str, n: int) -> None:
 def child_resume(path: str, n: int) -> None:
     """Resume the killed store as a command would; print the timings as JSON."""
     started = time.perf_counter()
-    from textrobust.runner import run_examples
     from textrobust.store import RunStore
 
     imported = time.perf_counter()
@@ -96,11 +106,11 @@ def child_resume(path: str, n: int) -> None:
     t1 = time.perf_counter()
     run = store.resume_or_start(KIND, {**CONFIG, "n": n + 1}, seed=SEED, resume=True)
     t2 = time.perf_counter()
-    stats = run_examples(run, items, payload)
+    stats = record_missing(run, items)
     t3 = time.perf_counter()
     done = run.done_ids()
     t4 = time.perf_counter()
-    if not run.resumed or (stats.done_before, stats.computed, len(done)) != (n, 1, n + 1):
+    if not run.resumed or (*stats, len(done)) != (n, 1, n + 1):
         raise SystemExit(f"unexpected state after resume: {stats}, {len(done)} done")
     timings = {
         "import": imported - started,
@@ -115,7 +125,6 @@ def child_resume(path: str, n: int) -> None:
 
 def child_throughput(path: str, n: int, mode: str) -> None:
     """Record n results one commit each; print the seconds as JSON."""
-    from textrobust.runner import run_examples
     from textrobust.store import RunStore
 
     store = RunStore(path)
@@ -126,7 +135,7 @@ def child_throughput(path: str, n: int, mode: str) -> None:
         for pos, (eid, i) in enumerate(items):
             run.record(eid, payload(i), position=pos, seconds=0.0, queries=412)
     else:
-        run_examples(run, items, payload)
+        record_missing(run, items)
     seconds = time.perf_counter() - t0
     if len(run) != n:
         raise SystemExit("records were lost")
@@ -235,7 +244,7 @@ def main() -> None:
         root = Path(tmp)
         throughput("`Run.record`, empty store", root / "tp-empty" / "runs.sqlite", "record")
         throughput(
-            "`run_examples` (trivial work), empty store",
+            "`record_missing` (trivial work), empty store",
             root / "tp-runner" / "runs.sqlite",
             "runner",
         )
@@ -243,7 +252,7 @@ def main() -> None:
             killed, build_seconds = build_killed_store(root / f"build-{n}", n)
             db_mib, wal_mib = _mib(killed), _mib(Path(f"{killed}-wal"))
             build_notes.append(
-                f"{n:,} results recorded by `run_examples` in {build_seconds:.1f} s "
+                f"{n:,} results recorded by `record_missing` in {build_seconds:.1f} s "
                 f"(process start included) before the kill"
             )
             runs = [
@@ -283,7 +292,7 @@ makes the max columns noisy; the medians and minima are the better guide).
 
 ## (a) Time from starting a resume to the first new result
 
-A child process recorded N results with `run_examples` and was killed with SIGKILL while
+A child process recorded N results with `record_missing` and was killed with SIGKILL while
 holding the store open ({'; '.join(build_notes)}).
 Each of {args.repeats} repeats resumes a
 fresh copy of that killed store (db + WAL + shm files as the kill left them) in a new
@@ -292,11 +301,11 @@ process. Times in ms, median (min-max):
 - open: `RunStore(path)` (includes WAL recovery after the kill);
 - resume check: `resume_or_start(..., resume=True)` (find the run, compare configurations,
   read package versions, log the resume);
-- run_examples: load the done ids, skip them, compute one trivial example, commit it;
+- record_missing: load the done ids, skip them, compute one trivial example, commit it;
 - **first result**: the three together, from before `RunStore(path)` to the first new
   result committed;
 - done ids alone: one more `run.done_ids()` afterwards;
-- import: `import textrobust.store, textrobust.runner` in a fresh interpreter (comes on
+- import: `import textrobust.store` in a fresh interpreter (comes on
   top, as does Python's own start-up).
 
 {RESUME_HEADER}

@@ -33,3 +33,16 @@ def pytest_configure(config: object) -> None:
     import torch
 
     torch.set_num_threads(1)
+
+
+def pytest_collection_modifyitems(config: object, items: list) -> None:
+    """Tests marked ``gpu`` are skipped, with the reason, where torch sees no CUDA device."""
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

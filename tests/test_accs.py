@@ -20,7 +20,6 @@ from textrobust.analyses.accs import (
     AccsAnalysisSettings,
     AccsComponents,
     AccsRecord,
-    AccsSettings,
     accs,
     accs_tasks,
     analyse_task,
@@ -122,7 +121,7 @@ def victim() -> WordListVictim:
     return WordListVictim(["good", "fine", "great", "funny", "superb"], ["bad", "poor", "awful", "dull", "silly"])
 
 
-def components(settings: AccsSettings, lm: RejectWords | None = None) -> AccsComponents:
+def components(settings: AccsAnalysisSettings, lm: RejectWords | None = None) -> AccsComponents:
     return AccsComponents(
         settings,
         synonyms=DictSource(SYNONYMS),
@@ -169,8 +168,8 @@ def test_epsilon_grid_matches_the_paper() -> None:
     assert epsilon_grid(0.5, 1.0, 0.02)[-1] == 1.0 and len(epsilon_grid(0.5, 1.0, 0.02)) == 26
     with pytest.raises(ConfigError, match="step"):
         epsilon_grid(0.5, 1.0, 0.0)
-    with pytest.raises(ConfigError, match="ascending"):
-        AccsSettings(epsilons=(0.9, 0.8))
+    with pytest.raises(ConfigError, match="start <= stop"):
+        epsilon_grid(0.9, 0.8, 0.01)
 
 
 # ---- the goal ---------------------------------------------------------------------------------------
@@ -198,7 +197,7 @@ def test_compared_string_is_the_modifiable_column() -> None:
 
 # ---- sweeps and caches ----------------------------------------------------------------------------
 def test_exact_sweep_with_shared_caches_equals_independent_runs() -> None:
-    settings = AccsSettings(epsilons=GRID)
+    settings = AccsAnalysisSettings()
     shared_lm = RejectWords({"coarse"})
     shared = components(settings, shared_lm)
     shared_scorer = CostScorer()
@@ -235,7 +234,7 @@ def test_exact_sweep_with_shared_caches_equals_independent_runs() -> None:
 
 
 def test_second_order_swaps_real_antonyms_under_the_lm_constraint() -> None:
-    settings = AccsSettings(epsilons=(0.8, 0.9))
+    settings = AccsAnalysisSettings(eps_start=0.8, eps_stop=0.9, eps_step=0.1)
     comp = components(settings, RejectWords({"coarse"}))
     example = examples()[0]
     point = comp.second_order_point(SimilarityMemo(CostScorer()), example, 0.8)
@@ -269,7 +268,7 @@ def test_monotone_shortcut_runs_few_thresholds_and_is_measured() -> None:
     assert [p.success for p in short] == [e < 0.9 for e in GRID]
 
 
-def run_tasks(settings: AccsSettings, scorers: dict[str, object], lm: RejectWords | None = None,
+def run_tasks(settings: AccsAnalysisSettings, scorers: dict[str, object], lm: RejectWords | None = None,
               exs: list[Example] | None = None) -> list[AccsRecord]:
     """Every task of an ACCS analysis on one worker, in the audit's order, without a store."""
     comp = components(settings, lm if lm is not None else RejectWords(set()))
@@ -280,7 +279,7 @@ def run_tasks(settings: AccsSettings, scorers: dict[str, object], lm: RejectWord
 
 
 def test_always_similar_constraint_scores_zero_and_records_round_trip() -> None:
-    records = run_tasks(AccsSettings(epsilons=GRID), {"cost": CostScorer(), "always": Always(1.0)})
+    records = run_tasks(AccsAnalysisSettings(), {"cost": CostScorer(), "always": Always(1.0)})
     assert [r.example_id for r in records[:4]] == ["second_order|cost|e0", "first_order|cost|e0",
                                                    "second_order|always|e0", "first_order|always|e0"]
     assert all(decode(AccsRecord, encode(r)) == r for r in records)  # the store keeps them exactly
@@ -320,10 +319,10 @@ def test_audit_runs_accs_on_its_victim_and_resumes(tmp_path: Path) -> None:
     result = first["accs"]
     assert result.computed == 16 and not result.failures
     expected = AccsAnalysis(settings).summarise(
-        run_tasks(AccsSettings(epsilons=(0.8, 0.85, 0.9, 0.95, 1.0)),
+        run_tasks(AccsAnalysisSettings(eps_start=0.8, eps_stop=1.0, eps_step=0.05),
                   {"minilm": CostScorer(), "word_mean": Always(1.0)}), [])
     assert result.summary.curves == expected.curves and result.summary.accs == expected.accs
-    section = result.section
+    section = result.section.to_dict()
     assert section["risk"] is None and "ACCS" in section["point"]
     assert [h["label"] for h in section["headline"][:2]] == ["ACCS, minilm", "ACCS, word_mean"]
     assert section["figures"][0]["svg"].startswith("<?xml")
@@ -339,9 +338,9 @@ def test_section_marks_swapped_words_and_keeps_pairs() -> None:
     from textrobust.analyses.accs.report import accs_section, perturbed_text, staircase
 
     settings = AccsAnalysisSettings(eps_start=0.8, eps_stop=1.0, eps_step=0.1)
-    records = run_tasks(settings.method(), {"cost": CostScorer()})
+    records = run_tasks(settings, {"cost": CostScorer()})
     summary = AccsAnalysis(settings).summarise(records, [])
-    section = accs_section(summary, records, ("negative", "positive"))
+    section = accs_section(summary, records, ("negative", "positive")).to_dict()
     fooled = [e for e in section["examples"] if e["status"] == "fools the constraint"]
     assert fooled and ["bad", "coarse", "small"] == [fooled[0]["perturbed"][i] for i in fooled[0]["changed"]]
     flipped = [e for e in section["examples"] if e["status"] == "fools the victim"]
@@ -422,9 +421,22 @@ def test_constraint_model_specs() -> None:
     assert memo.stats()["requested"] == 3 and memo.stats()["scored"] == 1
 
 
-def test_settings_validate_with_the_option_names_and_map_to_the_method() -> None:
-    settings = AccsAnalysisSettings()
-    assert settings.method() == AccsSettings()  # the paper's grid, gamma 3, beam 2, 2.0 nats
+def test_settings_validate_with_the_option_names_and_the_method_takes_them() -> None:
+    settings = AccsAnalysisSettings()  # the paper's grid, gamma 3, beam 2, 2.0 nats
+    assert settings.epsilons == GRID and (settings.gamma, settings.beam_width, settings.max_drop) == (3, 2, 2.0)
+    # the attacks read the analysis's own fields (no renamed copy of the settings)
+    built = AccsComponents(AccsAnalysisSettings(max_drop=1.5, indirect_antonyms=False), synonyms=DictSource(SYNONYMS),
+                           antonyms=DictSource(ANTONYMS), stop_words=STOP)
+    assert "max_drop=1.5" in repr(built.lm_constraint)
+    assert AccsComponents(AccsAnalysisSettings(lm_mode="none"), synonyms=DictSource(SYNONYMS),
+                          antonyms=DictSource(ANTONYMS), stop_words=STOP).lm_constraint is None
+    # resuming compares the stored configuration key by key: the method's part keeps the
+    # layout runs were stored with before there was one settings class
+    described = AccsAnalysis({"eps_start": 0.9, "eps_step": 0.05, "max_drop": 1.5, "budget": 7},
+                             components=lambda chosen: components(chosen)).describe()
+    assert described["components"]["settings"] == {
+        "epsilons": [0.9, 0.95, 1.0], "gamma": 3, "beam_width": 2, "max_log_prob_drop": 1.5, "lm_mode": "left_word",
+        "indirect_antonyms": True, "sweep": "exact", "budget": 7}
     assert AccsAnalysisSettings(constraint=["minilm", "minilm"]).constraint == ("minilm",)
     for bad, match in (({"eps_start": 0.9, "eps_stop": 0.8}, "'eps_stop' parameter .* must be >= eps_start"),
                        ({"eps_step": 0.0}, "'eps_step' parameter"),
@@ -441,8 +453,11 @@ def test_cli_options_are_the_settings_and_fail_cleanly_on_a_bad_constraint(tmp_p
     import typer
     from typer.testing import CliRunner
 
-    from textrobust.cli.accs import accs_cmd, register
+    from textrobust.analyses import ANALYSES
+    from textrobust.cli.generated import analysis_command, register
     from textrobust.cli.options import SHARED
+
+    accs_cmd = analysis_command(ANALYSES.get("accs"))  # the command `textrobust accs` is
 
     own = set(inspect.signature(accs_cmd).parameters) - set(SHARED) - {"ctx", "out"}
     assert own == set(AccsAnalysisSettings.model_fields)  # --resume takes unset options from the store
@@ -517,7 +532,7 @@ def test_prefix_word_scorer_matches_full_text_scoring() -> None:
 
 
 def test_bootstrap_intervals_contain_the_estimate_and_pair_the_draws() -> None:
-    records = run_tasks(AccsSettings(epsilons=GRID), {"cost": CostScorer(), "always": Always(1.0)})
+    records = run_tasks(AccsAnalysisSettings(), {"cost": CostScorer(), "always": Always(1.0)})
     by_constraint = curves(records, GRID)
     boot = bootstrap_accs(records, by_constraint, samples=200, seed=1)
     assert boot.examples == 4

@@ -15,6 +15,7 @@ import pytest
 from textrobust.analyses import ANALYSES
 from textrobust.cli.app import app
 from textrobust.report.testing import validate_section
+from textrobust.sections import Section
 
 NAMES = ANALYSES.names()
 
@@ -64,11 +65,38 @@ def test_every_settings_field_is_an_option_of_its_command_with_the_same_default(
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_every_settings_field_has_a_description_the_help_of_its_option(name: str) -> None:
+    """The generated command's help is the field's description (textrobust.cli.generated)."""
+    fields = ANALYSES.get(name).settings_type.model_fields
+    missing = [field for field, info in fields.items() if not (info.description or "").strip()]
+    assert not missing, f"settings fields of {name!r} without a description (their --help is empty): {missing}"
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_the_summary_of_no_records_is_pure_and_its_section_validates(name: str) -> None:
     analysis = ANALYSES.get(name)()
     first, second = analysis.summarise([], []), analysis.summarise([], [])
     assert repr(first) == repr(second)  # NaN != NaN, so compare what they print
     section = analysis.section(first, [], [], ("neg", "pos"))
+    assert isinstance(section, Section)  # typed, checked where it is built (textrobust.sections)
     validate_section(analysis, section, units=0)
-    risk = section.get("risk")
+    risk = section.risk
     assert risk is None or (isinstance(risk, float) and not math.isnan(risk))
+
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_analysis_names_its_settings_record_and_summary_types(name: str) -> None:
+    """``class X(Analysis[XSettings, XRecord, XSummary])``: the type parameters are the
+    class attributes the store and the CLI use, and the summary is what ``summarise`` gives
+    (so its methods are typed without casts)."""
+    from typing import get_args, get_origin
+
+    from textrobust.analyses.protocol import Analysis
+
+    cls = ANALYSES.get(name)
+    bases = [b for b in getattr(cls, "__orig_bases__", ()) if get_origin(b) is Analysis]
+    assert len(bases) == 1, f"{cls.__name__} must subclass Analysis[Settings, Record, Summary]"
+    settings_type, record_type, summary_type = get_args(bases[0])
+    assert settings_type is cls.settings_type and record_type is cls.record_type
+    assert type(cls().summarise([], [])) is summary_type

@@ -163,11 +163,13 @@ def test_metrics_are_pure_and_follow_textattack_conventions() -> None:
     assert math.isnan(metrics.success_rate([])) and math.isnan(metrics.words_perturbed(results[2:]))
 
 
-def test_result_payload_round_trip() -> None:
+def test_result_round_trips_through_the_records_codec() -> None:
+    from textrobust.records import decode, encode
+
     result = _result(Status.SUCCEEDED, l0=2, similarity=0.7)
-    back = AttackResult.from_payload(result.to_payload())
+    back = decode(AttackResult, encode(result))
     assert back == result and back.l0 == 2 and back.extras == {"similarity": 0.7}
     pair = AttackResult("p", 0, Status.FAILED, Text.from_pair("a b", "c"), Text.from_pair("a b", "d"), 0, 0,
                         (1.0, 0.0), (1.0, 0.0), 3, 0.1)
-    back = AttackResult.from_payload(pair.to_payload())
+    back = decode(AttackResult, encode(pair))
     assert back.original.columns == ("a b", "c") and back.original.frozen == frozenset({0, 1})

@@ -183,7 +183,7 @@ def test_k_pp_follows_eq_2_and_6_and_is_never_negative() -> None:
         or abs(run.relative_perplexity) < 1e-12 else run.attribution_distance / run.relative_perplexity)
         for run in r.runs)) for r in records]
     assert analysis.summarise(old, []).points == summary.points
-    section = analysis.section(summary, records, [], ["neg", "pos"])
+    section = analysis.section(summary, records, [], ["neg", "pos"]).to_dict()
     assert any(h["label"].startswith("perturbed texts without k_PP") and h["value"] == len(fell)
                for h in section["headline"])
 
@@ -198,7 +198,7 @@ def test_summary_and_section_validate(run: tuple[AttributionAnalysis, list[Attri
     tea = [a for a in summary.aucs if a.attack == "tea"][0]
     assert math.isfinite(tea.auc_k_semantic) and tea.auc_k_semantic > 0
     assert summary.to_dict()["aucs"][0]["attack"] == "tea"
-    section = analysis.section(summary, records, [], ["neg", "pos"])
+    section = analysis.section(summary, records, [], ["neg", "pos"]).to_dict()
     assert any(f["title"].startswith("Attribution map") for f in section["figures"])
     validate_section(analysis, section, units=2)
     assert all(h["note"] for h in section["headline"])  # issue 27: every figure says what it means
@@ -240,7 +240,7 @@ def test_a_missing_language_model_is_recorded_as_absent(monkeypatch: pytest.Monk
 
 
 def test_content_words_drops_stop_word_candidates() -> None:
-    from textrobust.analyses.attribution.analysis import ContentWords
+    from textrobust.attack.candidates import ContentWords
 
     source = ContentWords(StaticCandidates({"film": ["the", "movie", "and", "picture", "show"]}), 2,
                           frozenset({"the", "and"}))

@@ -18,7 +18,7 @@ from textrobust.analyses.bias import (
     NATIONALITY_WORDS,
     PROTECTED_GROUPS,
     AnchorMeasure,
-    BiasConfig,
+    BiasSettings,
     GenderSwap,
     ProtectedGroup,
     bias_table,
@@ -99,7 +99,7 @@ def test_find_anchors_follows_x_p() -> None:
 
 
 # ---- B_{p,k} ------------------------------------------------------------------------------------
-def measure(victim: FunctionVictim, texts: Sequence[str], config: BiasConfig, fill=FILL, **kw) -> list[AnchorMeasure]:
+def measure(victim: FunctionVictim, texts: Sequence[str], config: BiasSettings, fill=FILL, **kw) -> list[AnchorMeasure]:
     layer = QueryLayer(victim)
     hood = Neighbourhood(WordFillIn(fill))
     anchors = find_anchors(examples(*texts), protected_groups(["gender"]), both_directions=config.both_directions)
@@ -108,7 +108,7 @@ def measure(victim: FunctionVictim, texts: Sequence[str], config: BiasConfig, fi
 
 
 def test_known_bias_sign_and_size_are_recovered() -> None:
-    config = BiasConfig(max_k=3, exact_up_to=2, samples=40)
+    config = BiasSettings(max_k=3, exact_up_to=2, samples=40)
     texts = ["he liked the film", "he liked the good film", "he hated the bad film"]
     up = bias_table(measure(biased_victim({"she": 0.1}), texts, config), max_k=3)
     row = next(r for r in up if r.pair == "he,she")
@@ -119,7 +119,7 @@ def test_known_bias_sign_and_size_are_recovered() -> None:
     down = bias_table(measure(biased_victim({"she": -0.05}), texts, config), max_k=3)
     assert next(r for r in down if r.pair == "he,she").b["test"][3] == pytest.approx(-0.05, abs=1e-9)
     # sentences holding the second word measure the same difference (both directions)
-    both = BiasConfig(max_k=1, both_directions=True)
+    both = BiasSettings(max_k=1, both_directions=True)
     rows = bias_table(measure(biased_victim({"she": 0.1}), ["she liked the film"], both), max_k=1)
     assert next(r for r in rows if r.pair == "he,she").b["test"][1] == pytest.approx(0.1)
 
@@ -128,7 +128,7 @@ def test_hidden_bias_is_revealed_on_x_filter() -> None:
     # the bias exists only in sentences about a "movie": none in the test sentence, so
     # F_soft(x0) = 0 (x0 in X_filter), but one neighbour in Neighbor_1 says "movie"
     victim = biased_victim({"she": 0.2}, when="movie")
-    config = BiasConfig(max_k=1, exact_up_to=1)
+    config = BiasSettings(max_k=1, exact_up_to=1)
     records = measure(victim, ["he liked the film"], config)
     partner = next(p for p in records[0].partners if p.pair == "he,she")
     assert partner.in_filter and partner.f0 == pytest.approx(0.0)
@@ -145,26 +145,27 @@ def test_blacklist_keeps_protected_words_out() -> None:
     layer = QueryLayer(biased_victim({}))
     hood = Neighbourhood(WordFillIn(fill))
     anchor = find_anchors(examples("he liked it"), protected_groups(["gender"]))[0]
-    record = measure_anchor(anchor, layer, hood, BiasConfig(max_k=1), protected_words(protected_groups(["all"])))
+    record = measure_anchor(anchor, layer, hood, BiasSettings(max_k=1), protected_words(protected_groups(["all"])))
     assert record.sizes[1] == 2 + 1  # liked -> loved/hated, it -> that; she/him banned
 
 
 def test_sampling_is_seeded_and_shared_between_victims() -> None:
-    config = BiasConfig(max_k=3, exact_up_to=1, samples=30, seed=3)
+    config = BiasSettings(max_k=3, exact_up_to=1, samples=30)
     texts = ["he liked the film"]
-    a = measure(biased_victim({"she": 0.1}), texts, config)[0]
-    b = measure(biased_victim({"she": -0.3}), texts, config)[0]
+    a = measure(biased_victim({"she": 0.1}), texts, config, seed=3)[0]
+    b = measure(biased_victim({"she": -0.3}), texts, config, seed=3)[0]
     assert a.sizes == b.sizes and a.sampled_from_k == 2
     assert 1 <= a.sizes[3] <= 30
     stats = a.partners[0].by_k[3]
     assert sum(count for _, count in stats.histogram) == stats.count == a.sizes[3]
-    c = measure(biased_victim({"she": 0.1}), texts, config.replace(seed=4))[0]
+    c = measure(biased_victim({"she": 0.1}), texts, config, seed=4)[0]
     assert c.sizes[1] == a.sizes[1]  # the exact part does not depend on the seed
 
 
 def test_table_markdown_histograms_and_figures(tmp_path: Path) -> None:
     victim = biased_victim({"she": 0.2}, when="movie")
-    records = measure(victim, ["he liked the film", "he liked the good film"], BiasConfig(max_k=2, samples=20))
+    records = measure(victim, ["he liked the film", "he liked the good film"],
+                      BiasSettings(max_k=2, exact_up_to=2, samples=20))
     rows = bias_table(records, max_k=2)
     text = markdown_table(rows, max_k=2)
     assert text.splitlines()[0].startswith("| pair |") and "he,she" in text
@@ -186,7 +187,7 @@ def bias_data() -> Dataset:
 @pytest.fixture
 def table_fill_in(monkeypatch: pytest.MonkeyPatch) -> None:
     """The analysis loads its fill-in by name: point it at the table."""
-    monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in", lambda name=None: WordFillIn(FILL))
+    monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in", lambda name=None, placement=None: WordFillIn(FILL))
 
 
 def test_analysis_units_records_and_codec(table_fill_in: None) -> None:
@@ -206,22 +207,33 @@ def test_analysis_units_records_and_codec(table_fill_in: None) -> None:
     for record in records:
         back = decode(BiasRecord, json.loads(json.dumps(encode(record))))
         assert back == record and isinstance(back.measure, AnchorMeasure)
-    # the analysis measures what the method does, with the run's seed
+    # the analysis measures what the method does with the analysis's own settings and the run's seed
     direct = measure_anchor(units[0][1], QueryLayer(biased_victim({"she": 0.1, "her": 0.05})),
-                            Neighbourhood(WordFillIn(FILL)), BiasConfig(max_k=2, exact_up_to=1, samples=10, seed=3),
-                            protected_words(protected_groups(["all"])))
+                            Neighbourhood(WordFillIn(FILL)), analysis.settings,
+                            protected_words(protected_groups(["all"])), seed=3)
     assert direct.partners == records[0].measure.partners and direct.sizes == records[0].measure.sizes
     s = analysis.summarise(records, [])
     pairs = {row.pair: row for row in s.pairs}
     assert pairs["he,she"].b["test"][1] == pytest.approx(0.1) and pairs["his,her"].b["test"][0] == pytest.approx(0.05)
     assert s.units == 3 and s.soft_class == 1 and s.texts == sum(sum(r.measure.sizes) for r in records)
-    section = analysis.section(s, records, [], ("negative", "positive"))
+    section = analysis.section(s, records, [], ("negative", "positive")).to_dict()
     assert [t["title"] for t in section["tables"]] == ["B_(p,k) on X_filter, f_soft = P(positive)",
                                                         "B_(p,k) on X_test, f_soft = P(positive)"]
     assert section["tables"][1]["rows"][0][3] == "+0.1000" and section["figures"]
     # issue 27: B comes with its scale, and every figure with its meaning
     assert all("from -1 to +1" in t["note"] for t in section["tables"])
     assert all(h["note"] for h in section["headline"])
+
+
+def test_describe_keeps_the_layout_runs_were_stored_with() -> None:
+    # resuming compares the stored configuration key by key: the measurement's part keeps
+    # the layout runs were stored with before there was one settings class
+    from textrobust.analyses.bias.analysis import BiasAnalysis
+
+    described = BiasAnalysis({"max_k": 2, "exact_up_to": 2, "samples": 5, "label": 0, "kappa": 4}).describe()
+    assert described["bias"] == {"max_k": 2, "exact_up_to": 2, "samples": 5, "enumerate_limit": 200_000,
+                                 "eps": 0.005, "label": 0, "both_directions": False, "bins": 2000, "seed": 0}
+    assert described["settings"]["kappa"] == 4 and "exact_up_to" in described["settings"]
 
 
 def test_summary_of_no_records_is_nan_not_zero() -> None:
@@ -233,7 +245,7 @@ def test_summary_of_no_records_is_nan_not_zero() -> None:
     s = analysis.summarise([], [])
     assert s.units == 0 and s.pairs == () and s.soft_class is None
     assert math.isnan(s.largest_filter_bias)
-    section = analysis.section(s, [], [], ("negative", "positive"))
+    section = analysis.section(s, [], [], ("negative", "positive")).to_dict()
     values = {h["label"]: h["value"] for h in section["headline"]}
     assert values["in X_filter"] is None and values["largest |B| on X_filter at k=3"] is None
     assert section["figures"] == [] and section["tables"] == []  # nothing measured: no empty tables
@@ -435,3 +447,21 @@ def test_audit_checks_the_label_before_running_anything(tmp_path: Path) -> None:
         audit.run(biased_victim({}), bias_data(), {"bias": {"n": 2, "label": 2}}, tmp_path / "run", progress=False,
                   report=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_an_audit_without_anchors_loads_no_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31: ``audit --n 3`` spent minutes in bias to find no anchor. Anchors are a
+    word-list match on the sentences' words; with none, no fill-in is loaded and the
+    victim is never asked (the scan says why there are none)."""
+    from textrobust import audit
+    from textrobust.fill_in import neighbourhood
+
+    def no_model(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a fill-in was loaded although there is no anchor")
+
+    monkeypatch.setattr(neighbourhood, "load_fill_in", no_model)
+    result = audit.run(biased_victim({}), no_anchor_data(), {"bias": {"n": 4}}, tmp_path, progress=False,
+                       report=False, threads=None)
+    bias = result["bias"]
+    assert bias.summary.units == 0 and bias.queries == 0 and bias.computed == 0
+    assert bias.summary.scan is not None and "4 examples scanned" in (bias.summary.scan.reason() or "")

@@ -61,19 +61,18 @@ def test_every_synonym_analysis_defaults_to_validated_in_python_and_on_the_comma
 
 
 def test_the_radius_space_is_the_validated_synonyms_unless_told_paper() -> None:
-    from textrobust.analyses.radius.method import PRSettings, RadiusSettings, _source
+    from textrobust.analyses.radius.method import RadiusAnalysis, _source
+    from textrobust.analyses.radius.settings import PRMetricSettings, RadiusBoundsSettings
     from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
 
-    validated = _source(RadiusSettings(), None)
+    validated = _source(RadiusBoundsSettings(), None)
     assert isinstance(validated, ContentPositions) and isinstance(validated.source, TopCandidates)
     assert validated.source.k == 5 and validated.source.source is shared_validated()
-    assert isinstance(_source(PRSettings(skip_stop_words=False, eta=3), None), TopCandidates)
-    assert isinstance(_source(RadiusSettings(candidates="paper"), None), CleanedSynonyms)
+    assert isinstance(_source(PRMetricSettings(skip_stop_words=False, eta=3), None), TopCandidates)
+    assert isinstance(_source(RadiusBoundsSettings(candidates="paper"), None), CleanedSynonyms)
     given = DictSource({})
-    assert _source(RadiusSettings(), given) is given
-    from textrobust.analyses.radius.analysis import RadiusBoundsSettings
-
-    assert RadiusBoundsSettings(candidates="paper").method_settings(0).candidates == "paper"
+    assert _source(RadiusBoundsSettings(), given) is given
+    assert isinstance(RadiusAnalysis(None, RadiusBoundsSettings(candidates="paper")).source, CleanedSynonyms)
 
 
 def test_tef_second_order_and_msr_take_the_choice() -> None:
@@ -133,7 +132,7 @@ def test_verdicts_are_judged_once_per_sentence_and_position() -> None:
 
 
 def test_msr_space_synonyms_keep_known_words_nearest_first() -> None:
-    from textrobust.analyses.msr.space import EmbeddingSpace, SpaceSynonyms
+    from textrobust.attack.candidates.neighbours import EmbeddingSpace, SpaceSynonyms
 
     words = ["good", "fine", "nice", "film"]
     matrix = np.array([[0.0, 0.0], [0.1, 0.0], [0.5, 0.5], [1.0, 1.0]])
@@ -147,17 +146,20 @@ def test_msr_space_synonyms_keep_known_words_nearest_first() -> None:
 
 
 def test_sections_name_their_substitutes_and_the_verdict_says_which() -> None:
-    from textrobust.analyses.sections import headline, with_substitutes
+    from dataclasses import replace
 
-    section = {"headline": [headline("key figure", 0.5, "%")], "point": "30% flip.", "tables": []}
+    from textrobust.analyses.sections import headline, with_substitutes
+    from textrobust.sections import Section
+
+    section = Section(headline=[headline("key figure", 0.5, "%")], point="30% flip.")
     validated = with_substitutes(section, "validated", "WordNet")
-    assert validated["headline"][0]["label"] == "key figure"  # the overview's key figure stays first
-    assert validated["headline"][-1]["value"] == "validated" and "52.0%" in validated["headline"][-1]["note"]
-    assert validated["point"] == "30% flip (substitutes: validated synonyms)."
+    assert validated.headline[0].label == "key figure"  # the overview's key figure stays first
+    assert validated.headline[-1].value == "validated" and "52.0%" in (validated.headline[-1].note or "")
+    assert validated.point == "30% flip (substitutes: validated synonyms)."
     paper = with_substitutes(section, "paper", "WordNet cleaned by cosine")
-    assert paper["point"].endswith("(substitutes: the paper's substitutes).")
-    assert "WordNet cleaned by cosine" in paper["headline"][-1]["note"]
-    assert with_substitutes({**section, "point": None}, "paper", "x")["point"] is None
+    assert paper.point is not None and paper.point.endswith("(substitutes: the paper's substitutes).")
+    assert "WordNet cleaned by cosine" in (paper.headline[-1].note or "")
+    assert with_substitutes(replace(section, point=None), "paper", "x").point is None
     assert "--candidates paper" in choice_note("paper", "x")
 
 

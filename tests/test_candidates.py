@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from textrobust.attack.candidates import (
+    CANDIDATE_FILTERS,
     CANDIDATE_SOURCES,
+    EmbeddingSpace,
     GENDER_PAIRS,
     DictLexicon,
     EmbeddingNeighbours,
@@ -112,6 +114,15 @@ LIGHT: dict[str, Callable[[], CandidateSource]] = {
     "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(
         k=3, fill_in=FunctionFillIn(lambda text, position: [("great", 2.0), ("fine", 1.5), ("good", 1.0)])
     ),
+    "wordnet_cosine": lambda: CANDIDATE_SOURCES.get("wordnet_cosine")(
+        WordNetSynonyms(small_lexicon(), DictTagger()), small_vectors(), eta=2, min_cos=0.5, stop_words={"the"}
+    ),
+    "checked": lambda: CANDIDATE_SOURCES.get("checked")(
+        small_vectors(), lexicon=small_lexicon(), tagger=DictTagger(), min_zipf=0.0, k=2
+    ),
+    "l2_neighbours": lambda: CANDIDATE_SOURCES.get("l2_neighbours")(
+        EmbeddingSpace.of_vectors(small_vectors(), name="small"), n=3
+    ),
 }
 
 
@@ -127,9 +138,10 @@ def words_at(source: CandidateSource, text: str | Text, position: int) -> list[s
 
 
 # ---- the contract over the registry -----------------------------------------------------------
-def test_registry_lists_the_four_sources_and_every_one_has_a_light_builder() -> None:
+def test_registry_lists_every_source_and_every_one_has_a_light_builder() -> None:
     assert CANDIDATE_SOURCES.names() == [
-        "embedding", "fill_in", "protected_pairs", "validated", "wordnet_antonyms", "wordnet_synonyms"
+        "checked", "embedding", "fill_in", "l2_neighbours", "protected_pairs", "validated", "wordnet_antonyms",
+        "wordnet_cosine", "wordnet_synonyms",
     ]
     assert set(LIGHT) == set(CANDIDATE_SOURCES.names())
     assert all(entry.summary for entry in CANDIDATE_SOURCES.entries())
@@ -143,6 +155,48 @@ def test_every_registered_source_meets_the_contract(name: str) -> None:
     assert found >= 1
     assert name in repr(CANDIDATE_SOURCES)
     assert type(source).__name__ in repr(source)
+
+
+#: How to build each registered filter around a source. A new registration must add a line.
+FILTER_SETTINGS: dict[str, Callable[[], dict[str, Any]]] = {
+    "top": lambda: {"k": 2},
+    "content_positions": lambda: {"stop_words": {"the", "he"}},
+    "content_words": lambda: {"k": 2, "stop_words": {"the", "movie"}},
+    "space_synonyms": lambda: {"space": EmbeddingSpace.of_vectors(small_vectors(), name="small")},
+}
+
+
+def test_every_registered_filter_has_settings_and_a_summary() -> None:
+    assert set(FILTER_SETTINGS) == set(CANDIDATE_FILTERS.names())
+    assert all(entry.summary for entry in CANDIDATE_FILTERS.entries())
+
+
+@pytest.mark.parametrize("name", sorted(FILTER_SETTINGS))
+def test_every_registered_filter_meets_the_contract_and_only_removes(name: str) -> None:
+    """A filter keeps the source contract, and proposes at a position only what its source
+    proposes there (order and scores may change)."""
+    inner = StaticCandidates({"good": ["great", "fine", "bad", "the"], "film": ["movie", "picture", "the"],
+                              "he": ["she"], "the": ["a"]})
+    built = CANDIDATE_FILTERS.get(name)(inner, **FILTER_SETTINGS[name]())
+    assert check_candidate_source(built, TEXTS, min_candidates=1) >= 1
+    for item in TEXTS:
+        text = Text.from_string(item) if isinstance(item, str) else item
+        positions = list(range(len(text)))
+        offered = {p: {s.word.lower() for s in subs} for p, subs in inner.candidates(text, positions).items()}
+        for p, subs in built.candidates(text, positions).items():
+            assert {s.word.lower() for s in subs} <= offered.get(p, set()), (name, str(text), p)
+
+
+def test_the_two_wordnet_cosine_rules_differ_as_documented() -> None:
+    """wordnet_cosine (the radius's S(X, p)) skips stop words and keeps every sense;
+    checked (patch pairs) keeps stop-word positions and honours its own cosine floor."""
+    text = Text.from_string("The good film")
+    cleaned = LIGHT["wordnet_cosine"]()
+    checked = LIGHT["checked"]()
+    assert 0 not in cleaned.candidates(text, [0])
+    assert words_at(cleaned, text, 1) == ["great", "fine"]
+    assert words_at(checked, text, 1) == ["great", "fine"]
+    assert all(s.score >= 0.6 for subs in checked.candidates(text, [1, 2]).values() for s in subs)
 
 
 def test_fill_in_source_meets_the_contract() -> None:
@@ -463,6 +517,10 @@ def test_every_registered_source_meets_the_contract_on_real_assets(glove: WordVe
         # the project's shipped MiniLM + trained-head fill-in (the fast route)
         "validated": lambda: _validated_light(),
     "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(k=20, fill_in="minilm_mlm"),
+        # from defaults: WordNet, spaCy and the project's counter-fitted vectors
+        "wordnet_cosine": lambda: CANDIDATE_SOURCES.get("wordnet_cosine")(),
+        "checked": lambda: CANDIDATE_SOURCES.get("checked")(),
+        "l2_neighbours": lambda: CANDIDATE_SOURCES.get("l2_neighbours")(EmbeddingSpace.of_vectors(glove), n=20),
     }
     assert set(real) == set(CANDIDATE_SOURCES.names())
     for name, build in real.items():

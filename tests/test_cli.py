@@ -142,7 +142,7 @@ def test_resume_takes_the_stored_options(tmp_path: Path) -> None:
 def test_threads_follow_textrobust_threads_then_the_cpu_affinity(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from textrobust.cli.app import threads_for_this_machine
+    from textrobust.cli.common import threads_for_this_machine
 
     monkeypatch.setenv("TEXTROBUST_THREADS", "3")
     assert threads_for_this_machine() == 3

@@ -141,10 +141,10 @@ def test_a_missing_data_file_exits_2(tmp_path: Path, name: str) -> None:
 # ---- audit --config: a TOML file with bad values -----------------------------------------------
 def _toml_keys() -> list[tuple[str, str, str]]:
     """``(section, key, TOML value of the wrong type)`` for every key of [victim], [data], [run]."""
-    from textrobust.cli.audit import _SECTIONS, _check_type
+    from textrobust.audit.config_file import SECTIONS, _check_type
 
     cases = []
-    for section, keys in _SECTIONS.items():
+    for section, keys in SECTIONS.items():
         for key in sorted(keys or ()):
             for value in ('"x"', "5", "true"):  # the first of these that is refused
                 try:

@@ -314,7 +314,7 @@ def test_the_progress_bar_names_the_unit_it_counts() -> None:
 
     from rich.console import Console
 
-    from textrobust.runner import make_progress
+    from textrobust.audit.progress import make_progress
 
     bar = make_progress(console=Console(file=io.StringIO(), force_terminal=True, width=120))
     assert type(bar).__name__ == "Progress"

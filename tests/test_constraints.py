@@ -18,6 +18,7 @@ from textrobust.attack.constraint_testing import ConstraintContractError, check_
 from textrobust.attack.constraints import (
     CONSTRAINTS,
     BERTScoreConstraint,
+    FirstWords,
     FrozenColumns,
     LMLogProbDrop,
     MaxModificationRate,
@@ -127,6 +128,7 @@ def stand_ins() -> dict[str, Any]:
         "repeat_modification": RepeatModification(),
         "max_modification_rate": MaxModificationRate(rate=0.25),
         "frozen_columns": FrozenColumns(),
+        "first_words": FirstWords(limit=5),
         "part_of_speech": PartOfSpeech(FakeNLP()),
         "word_embedding_distance": WordEmbeddingDistance(TinyVectors(), min_cos=0.8),
         "lm_log_prob_drop": LMLogProbDrop(tiny_causal_lm(), max_drop=1.0, window=2),
@@ -217,7 +219,8 @@ def test_contract_checker_catches_broken_constraints() -> None:
 
 def test_split_constraints_sorts_by_kind(stand_ins: dict[str, Any]) -> None:
     positions, candidates = split_constraints(stand_ins[n] for n in CONSTRAINTS.names())
-    assert {type(c).__name__ for c in positions} == {"StopWords", "RepeatModification", "MaxModificationRate", "FrozenColumns"}
+    assert {type(c).__name__ for c in positions} == {"StopWords", "RepeatModification", "MaxModificationRate",
+                                                     "FrozenColumns", "FirstWords"}
     assert len(candidates) == 5
     with pytest.raises(ConfigError, match="Expected a constraint"):
         split_constraints([object()])
@@ -608,3 +611,12 @@ def test_embedding_distance_verdicts_match_the_distances() -> None:
             assert rule.pair_verdicts(pairs) == expect
             assert rule.pair_verdicts(pairs) == expect  # from the cache
             assert rule.pair_reference == "original"
+
+
+def test_first_words_allows_only_the_first_limit_positions() -> None:
+    text = Text.from_string("one two three four five six")
+    rule = FirstWords(limit=3)
+    assert rule.allowed(text, text.replace(0, "x"), frozenset(range(6))) == frozenset({0, 1, 2})
+    assert repr(rule) == "FirstWords(limit=3)"
+    with pytest.raises(ConfigError, match="limit"):
+        FirstWords(limit=0)

@@ -167,4 +167,5 @@ def test_gate_members_unwrap_to_their_victim() -> None:
     victim = CountingVictim()
     member = BatchingGate(victim).member()
     assert unwrap(member) is victim and unwrap(victim) is victim
-    assert member.label_names == victim.label_names and member.inner is victim.inner  # attributes pass through
+    assert member.label_names == victim.label_names and member.capabilities == victim.capabilities
+    assert not hasattr(member, "inner")  # only declared capabilities pass; the rest via unwrap

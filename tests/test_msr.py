@@ -12,7 +12,7 @@ import torch
 
 from textrobust.analyses import ANALYSES
 from textrobust.analyses.msr.analysis import MsrAnalysis, MsrRecord, UNSUPPORTED
-from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours
+from textrobust.attack.candidates.neighbours import EmbeddingSpace, L2Neighbours
 from textrobust.analyses.protocol import WorkerContext
 from textrobust.data.examples import Example
 from textrobust.records import decode, encode
@@ -80,7 +80,7 @@ def test_lime_is_compared_with_the_bounds():
 def test_a_successful_substitution_is_an_upper_bound():
     """A victim that flips whenever 'good' is replaced: MCTS finds it at position 3."""
     victim = _victim("cnn")
-    space = EmbeddingSpace.of_zoo_victim(victim)
+    space = EmbeddingSpace.of_victim(victim)
     analysis, records = _run(victim, {**FAST, "iterations": 20, "simulations": 16})
     for r in records:
         for w in r.words:
@@ -98,7 +98,7 @@ def test_a_successful_substitution_is_an_upper_bound():
 ])
 def test_unsupported_victims_get_a_status_and_no_number(victim):
     v = victim()
-    space = EmbeddingSpace.of_zoo_victim(_victim("cnn"))
+    space = EmbeddingSpace.of_victim(_victim("cnn"))
     analysis, records = _run(v, FAST, space=space)
     for r in records:
         assert r.lower_status.startswith(UNSUPPORTED) and r.lower_method == ""
@@ -116,7 +116,7 @@ def test_summary_and_section_validate_against_the_report_schema():
 
     analysis, records = _run(_victim("cnn"))
     summary = analysis.summarise(records, [])
-    section = analysis.section(summary, records, [], ["neg", "pos"])
+    section = analysis.section(summary, records, [], ["neg", "pos"]).to_dict()
     titles = [f["title"] for f in section["figures"]]
     assert any(t.startswith("Per-word bounds") for t in titles) and "Gap between the bounds" in titles
     assert any(t.startswith("Lower bound by word position") for t in titles)
@@ -166,7 +166,7 @@ def test_candidates_keep_the_part_of_speech_in_context():
     from textrobust.attack.problem import Proposal
 
     victim = FunctionVictim(lambda s: [[0.4, 0.6] if "good" in x else [0.7, 0.3] for x in s], ("neg", "pos"))
-    space = EmbeddingSpace.of_zoo_victim(_victim("cnn"))
+    space = EmbeddingSpace.of_victim(_victim("cnn"))
     analysis, records = _run(victim, {**FAST, "pos_filter": True, "iterations": 10}, space=space)
     tagger = PartOfSpeech(window=3)
     tried = 0
@@ -224,7 +224,7 @@ def test_summary_reports_both_normalisations_exactly():
             by_root.append(bound.eps / 2.0)
             upper_by_root.append(1.0 if w.upper is None else min(w.upper * w.diameter / 2.0, 1.0))
         for b in r.sets:
-            assert b.diameter == pytest.approx(EmbeddingSpace.of_zoo_victim(victim).diameter(r.text, b.positions))
+            assert b.diameter == pytest.approx(EmbeddingSpace.of_victim(victim).diameter(r.text, b.positions))
     one, paper = summary.sizes[0], summary.sizes_embedding[0]
     assert one.size == paper.size == 1 and one.sets == paper.sets == len(eps)
     assert one.mean_lower == pytest.approx(np.mean(by_d))

@@ -43,14 +43,14 @@ from textrobust.analyses.radius import (
     PRAnalysis,
     PRConfig,
     PREstimate,
+    PRMetricSettings,
     PRResult,
-    PRSettings,
     Proof,
     ProverOutcome,
     PseudoDynamicProgramming,
     RadiusAnalysis,
+    RadiusBoundsSettings,
     RadiusResult,
-    RadiusSettings,
     RadiusVerdict,
     Sensitivity,
     SpaceSource,
@@ -518,7 +518,7 @@ def _prover(lower: int, upper: int | None, verdicts: Sequence[tuple[str, float]]
 
 def test_radius_analysis_bounds_are_sound() -> None:
     victim, source, examples = _toy_examples()
-    analysis = RadiusAnalysis(victim, RadiusSettings(pso_pop_size=8, pso_max_iters=4, max_radius=3), source=source)
+    analysis = RadiusAnalysis(victim, RadiusBoundsSettings(pso_pop=8, pso_iters=4, max_radius=3), source=source)
     queries = 0
     for example in examples:
         result = analysis.analyse(example)
@@ -581,14 +581,14 @@ def test_radius_summary_and_section_on_a_toy_victim() -> None:
         assert row.found + row.certified + row.unknown == attacked
     assert summary.falsified_r1 == pytest.approx(summary.table3[0].found_pct / 100)
     assert summary.queries == sum(r.queries for r in records) > 0
-    section = analysis.section(summary, records, failures, victim.label_names)
+    section = analysis.section(summary, records, failures, victim.label_names).to_dict()
     assert section["risk"] == summary.falsified_r1
     assert all(f["svg"].startswith("<?xml") for f in section["figures"]) and len(section["figures"]) == 2
     for spec in section["tables"]:  # issue 15: the CLI prints these in 80 columns
         assert len(spec["columns"]) <= 8 and all(len(str(c)) <= 10 for c in spec["columns"])
     empty = analysis.summarise([], [])
     assert math.isnan(empty.falsified_r1) and math.isnan(empty.table2[0].succ_rate)
-    assert analysis.section(empty, [], [], victim.label_names)["risk"] is None
+    assert analysis.section(empty, [], [], victim.label_names).risk is None
 
 
 def test_pr_summary_shows_the_epsilon_of_the_actual_sample_size() -> None:
@@ -598,7 +598,7 @@ def test_pr_summary_shows_the_epsilon_of_the_actual_sample_size() -> None:
     assert summary.samples == 50 and summary.epsilon == pytest.approx(hoeffding_epsilon(50, 0.005))
     assert summary.epsilon == pytest.approx(0.2448, abs=1e-4) and not summary.guaranteed
     assert summary.samples_needed == 4794 and summary.epsilon_requested == 0.025
-    section = analysis.section(summary, [], [], ("negative", "positive"))
+    section = analysis.section(summary, [], [], ("negative", "positive")).to_dict()
     eps = next(h for h in section["headline"] if h["label"].startswith("eps"))
     assert eps["value"] == summary.epsilon and "N = 50" in eps["label"]
     assert section["risk"] is None and math.isnan(summary.pr.mean_pr)
@@ -637,7 +637,7 @@ def test_certified_table_and_pr_summary() -> None:
 
 def test_pr_analysis_on_a_toy_victim() -> None:
     victim, source, examples = _toy_examples()
-    analysis = PRAnalysis(victim, PRSettings(epsilon=0.1, delta=0.1), source=source)
+    analysis = PRAnalysis(victim, PRMetricSettings(epsilon=0.1, delta=0.1), source=source)
     result = analysis.analyse(examples[1])
     assert not result.skipped and result.estimate is not None
     assert 0.0 <= result.estimate.low <= result.estimate.pr <= result.estimate.high <= 1.0
@@ -645,14 +645,31 @@ def test_pr_analysis_on_a_toy_victim() -> None:
     assert 1 < result.queries <= 1 + result.estimate.evaluated  # duplicates in one batch are sent once
 
 
+def test_the_method_takes_the_analysis_settings_as_they_are() -> None:
+    # one settings class per analysis: the per-example classes read the analysis's own
+    # fields (no renamed copy); the seed is the run's, given next to them
+    chosen = RadiusBoundsSettings(top_k=3, lookahead=2, pso_pop=7, pso_iters=5, tau=0.5, batch_size=9)
+    method = RadiusAnalysis(None, chosen, source=DictSource({}), seed=11)
+    assert method.settings is chosen
+    pdp = method.search("pdp")
+    assert isinstance(pdp, PseudoDynamicProgramming)
+    assert (pdp.config.top_k, pdp.config.lookahead_samples, pdp.config.tau, pdp.config.seed) == (3, 2, 0.5, 11)
+    assert "pop_size=7" in repr(method.search("pso")) and "max_iters=5" in repr(method.search("pso"))
+    analysis = RadiusBoundsAnalysis(chosen)
+    assert analysis._method(None, 11).search("pdp").config == pdp.config
+    pr = PRMetricSettings(epsilon=0.1, delta=0.2, samples=30, fraction=0.5, exact_limit=4, batch_size=8)
+    assert pr.pr_config() == PRConfig(epsilon=0.1, delta=0.2, samples=30, fraction=0.5, exact_limit=4, batch_size=8)
+    assert PRAnalysis(None, pr, source=DictSource({}), seed=5).describe()["seed"] == 5
+
+
 def test_settings_are_validated() -> None:
     with pytest.raises(ConfigError):
-        RadiusSettings(methods=("pdp", "textbugger"))
+        RadiusBoundsSettings(methods=("pdp", "textbugger"))
     with pytest.raises(ConfigError):
-        RadiusSettings(methods=("greedy",))  # the prover needs PDP's bound
-    assert RadiusSettings(methods=("greedy",), prover=False).methods == ("greedy",)
+        RadiusBoundsSettings(methods=("greedy",))  # the prover needs PDP's bound
+    assert RadiusBoundsSettings(methods=("greedy",), prover=False).methods == ("greedy",)
     with pytest.raises(ConfigError):
-        PRSettings(epsilon=0.0)
+        PRMetricSettings(epsilon=0.0)
     with pytest.raises(TextRobustError):
         ExhaustiveProver(batch_size=0)
     for bad in ({"batch_size": 0}, {"prover_batch": 0}, {"methods": ("greedy",)}, {"time_limit": 0.0},
@@ -680,10 +697,10 @@ def test_cli_registers_radius_and_pr(tmp_path) -> None:  # type: ignore[no-untyp
     import typer
     from typer.testing import CliRunner
 
-    from textrobust.cli import radius
+    from textrobust.cli.generated import register
 
     app = typer.Typer()
-    radius.register(app)
+    register(app)  # every analysis's command, radius and pr among them
     runner = CliRunner()
     assert "--max-radius" in runner.invoke(app, ["radius", "--help"]).output
     result = runner.invoke(app, ["pr", "--help"])

@@ -40,6 +40,7 @@ from textrobust.analyses.second_order import (
     so_beam,
     summary,
 )
+from textrobust.records import decode, encode
 from textrobust.store import RunStore
 from textrobust.text import Text
 from textrobust.victims.function import FunctionVictim
@@ -294,8 +295,8 @@ def test_attack_records_the_vulnerable_example() -> None:
     assert np.argmax(result.vulnerable_probabilities) != np.argmax(result.vulnerable_patched_probabilities)
     assert np.argmax(result.original_probabilities) == np.argmax(result.original_patched_probabilities)
     assert result.queries == attack.layer.queries and result.fill_requests > 0
-    back = SecondOrderResult.from_payload(result.to_payload())
-    assert back.to_payload() == result.to_payload()
+    back = decode(SecondOrderResult, encode(result))
+    assert back == result and encode(back) == encode(result)
     view = result.as_attack_result()
     assert view.l0 == 2 and view.status is Status.SUCCEEDED
     # no synonym pair applies: skipped
@@ -367,7 +368,7 @@ def planted_world(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real_finder = package.PatchFinder
     monkeypatch.setattr("textrobust.fill_in.neighbourhood.load_fill_in",
-                        lambda name=None: TableFillIn(PLANTED_FILL))
+                        lambda name=None, placement=None: TableFillIn(PLANTED_FILL))
     monkeypatch.setattr(package, "PatchFinder", lambda layer, synonyms=None: real_finder(layer, DictSource({"film": ["movie"]})))
 
 
@@ -397,7 +398,7 @@ def test_analysis_records_round_trip_through_the_store_codec(planted_world: None
     s = analysis.summarise(records, [])
     assert (s.units, s.succeeded, s.skipped, s.success_rate) == (3, 2, 1, 1.0)
     assert s.l0 == pytest.approx(np.mean([r.result.l0 for r in records if r.status == "succeeded"]))
-    section = analysis.section(s, records, [], ("negative", "positive"))
+    section = analysis.section(s, records, [], ("negative", "positive")).to_dict()
     assert section["risk"] == 1.0 and section["examples"] and section["figures"]
 
 
@@ -410,7 +411,7 @@ def test_summary_of_no_records_is_nan_not_zero() -> None:
     assert (s.units, s.examples, s.succeeded) == (0, 0, 0)
     for name in ("success_rate", "l0", "queries_per_example", "fill_requests_per_example", "seconds_per_example"):
         assert math.isnan(getattr(s, name)), name
-    section = analysis.section(s, [], [], ("negative", "positive"))
+    section = analysis.section(s, [], [], ("negative", "positive")).to_dict()
     assert section["risk"] is None and section["headline"][0]["value"] is None
     failed = analysis.summarise([], [Failure("x", "ValueError", "boom")])
     assert (failed.units, failed.errors) == (1, 1) and math.isnan(failed.success_rate)
@@ -449,7 +450,7 @@ def test_cli_registers_commands(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from textrobust.cli.second_order import register
+    from textrobust.cli.generated import register
 
     app = typer.Typer()
     register(app)
@@ -501,7 +502,7 @@ def test_exports_and_light_import() -> None:
     public = {n for n in dir(package) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(package, n)).__name__ == "module"}
     assert public - modules - {"annotations"} == set(package.__all__)
-    code = ("import sys, textrobust.analyses.second_order, textrobust.cli.second_order, textrobust.attack.recipes, "
+    code = ("import sys, textrobust.analyses.second_order, textrobust.cli.generated, textrobust.attack.recipes, "
             "textrobust.analyses.second_order.analysis\n"
             "print(','.join(m for m in ('torch', 'transformers', 'spacy', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

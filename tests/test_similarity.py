@@ -93,7 +93,7 @@ def test_bertscore_is_lazy_and_names_the_missing_package(monkeypatch: pytest.Mon
 
 
 def test_registry_builds_every_scorer_with_a_stand_in() -> None:
-    assert SIMILARITY_SCORERS.names() == ["bertscore", "minilm", "word_mean"]
+    assert SIMILARITY_SCORERS.names() == ["bertscore", "encoder", "minilm", "mpnet", "word_mean"]
     built = [
         SIMILARITY_SCORERS.get("minilm")(CountingEncoder()),
         SIMILARITY_SCORERS.get("word_mean")(TinyVectors()),
@@ -101,6 +101,26 @@ def test_registry_builds_every_scorer_with_a_stand_in() -> None:
     ]
     assert all(isinstance(s, SentenceScorer) for s in built)
     assert built[0].similarity(["ab"], ["ab"]).tolist() == [1.0]
+
+
+def test_one_registry_serves_the_accs_constraint_models() -> None:
+    """ACCS names its constraint models in SIMILARITY_SCORERS (no second registry); a folder
+    after the colon reaches the scorer's factory, and every old ACCS name still parses."""
+    from textrobust.analyses.accs.scorers import CONSTRAINT_MODELS, build_constraint_model, parse_constraint_model
+    from textrobust.errors import AssetMissingError
+
+    assert CONSTRAINT_MODELS is SIMILARITY_SCORERS
+    for name in ("minilm", "mpnet", "encoder", "bertscore", "word_mean"):
+        assert parse_constraint_model(name) == (name, None)
+    assert repr(build_constraint_model("minilm")) == "EncoderCosine(encoder=<default>)"  # lazy: nothing loads
+    assert "num_layers=4" in repr(build_constraint_model("bertscore"))
+    for name in ("mpnet", "encoder", "minilm"):
+        with pytest.raises(AssetMissingError, match="/no/such/folder"):
+            SIMILARITY_SCORERS.get(name)("/no/such/folder")
+    with pytest.raises(AssetMissingError, match="mpnet"):
+        SIMILARITY_SCORERS.get("mpnet")()
+    with pytest.raises(ConfigError, match="takes no folder"):
+        build_constraint_model("word_mean:/some/folder")
 
 
 def test_lru_cache_forgets_the_least_recently_used() -> None:

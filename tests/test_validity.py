@@ -308,7 +308,7 @@ def test_each_changed_word_of_a_success_carries_its_evidence() -> None:
 
     with_evidence = replace(result, extras={"evidence": [evidence]})
     summary = AttackSummary(**{f: 0 for f in AttackSummary.__dataclass_fields__})
-    section = attack_section(summary, [with_evidence], ["neg", "pos"], "textfooler", "validated")
+    section = attack_section(summary, [with_evidence], ["neg", "pos"], "textfooler", "validated").to_dict()
     titles = [t["title"] for t in section["tables"]]
     assert "substitutions and their evidence" in titles
     row = section["tables"][1]["rows"][0]

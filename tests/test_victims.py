@@ -471,7 +471,7 @@ def test_keyword_victim_counts_per_label() -> None:
 # ---- the package surface -----------------------------------------------------------------
 def test_all_matches_the_public_names() -> None:
     assert sorted(victims_pkg.__all__) == sorted(
-        ["Victim", "Capabilities", "GradientVictim", "QueryLayer", "QueryStats", "FunctionVictim",
+        ["Victim", "Capabilities", "EmbeddingVictim", "GradientVictim", "QueryLayer", "QueryStats", "FunctionVictim",
          "SklearnVictim", "HuggingFaceVictim", "TorchVictim"]
     )
     for name in victims_pkg.__all__:

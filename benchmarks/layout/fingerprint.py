@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from typing import Any
 
-#: Fields that measure time, not results.
-TIMING = {"seconds", "elapsed", "time", "wall_seconds", "prover_seconds", "duration"}
+#: Fields that measure time (or speed, or a share of time), not results.
+TIMING = re.compile(r"seconds|per_second|elapsed|duration|throughput|forward_share|attribution_share|(^|_)time$")
 
 
 def _strip(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in sorted(value.items())
-                if not (k in TIMING or k.endswith("_seconds") or k.endswith("_time"))}
+                if not TIMING.search(k)}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     if isinstance(value, float):
@@ -48,10 +49,18 @@ def fingerprint() -> dict[str, Any]:
             for name, r in sorted(result.results.items())}
 
 
+def _differences(a: Any, b: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _differences(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [(path, a, b)]
+
+
 def compare(before: dict[str, Any], after: dict[str, Any]) -> int:
     bad = 0
     for name in sorted(set(before) | set(after)):
-        a, b = before.get(name), after.get(name)
+        a, b = _strip(before.get(name)), _strip(after.get(name))
         if a is None or b is None:
             print(f"{name}: only in {'after' if a is None else 'before'}")
             bad += 1
@@ -61,6 +70,9 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> int:
             bad += not same
             count = len(a[part]) if isinstance(a[part], list) else ""
             print(f"{name:13s} {part:9s} {count!s:>3s} {'identical' if same else 'DIFFERENT'}")
+            if not same:
+                for path, x, y in _differences(a[part], b[part])[:5]:
+                    print(f"    {path}: {x!r} -> {y!r}")
     return bad
 
 
@@ -72,8 +84,9 @@ def main() -> int:
     if args.compare:
         with open(args.paths[0]) as f, open(args.paths[1]) as g:
             return 1 if compare(json.load(f), json.load(g)) else 0
+    result = fingerprint()  # the file is written only when the whole run succeeded
     with open(args.paths[0], "w") as f:
-        json.dump(fingerprint(), f, indent=1, sort_keys=True)
+        json.dump(result, f, indent=1, sort_keys=True)
     return 0
 
 

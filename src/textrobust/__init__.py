@@ -45,7 +45,6 @@ _LAZY = {
     "load_victim": "textrobust.zoo",
     "train_victim": "textrobust.zoo",
     "RunStore": "textrobust.store",
-    "evaluate": "textrobust.analyses.evaluate.analysis",
     "ANALYSES": "textrobust.analyses",
     "Analysis": "textrobust.analyses.protocol",
     "audit": "textrobust.audit",  # the module itself: textrobust.audit.run(...)
@@ -82,7 +81,6 @@ __all__ = [
     "VictimError",
     "__version__",
     "audit",
-    "evaluate",
     "load_dataset",
     "load_victim",
     "train_victim",

@@ -127,6 +127,11 @@ class StoreError(TextRobustError):
     """The run store could not be opened, written, or does not match a resumed run."""
 
 
+class ReportError(TextRobustError, ValueError):
+    """A report section, a report dict (or ``report.json``) does not follow the
+    ``textrobust.report/1`` schema."""
+
+
 class RegistryError(TextRobustError, KeyError):
     """A component name is not registered."""
 

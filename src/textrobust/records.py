@@ -5,9 +5,17 @@ module turns such a value into JSON-ready data and back, driven by the dataclass
 hints, so no analysis writes a payload dict by hand and no reader guesses keys:
 
 - dataclasses -> objects of their fields (recursively);
-- :class:`~textrobust.text.Text` -> ``{"columns": [...], "frozen": [...]}``;
-- enums -> their value; tuples and lists -> lists; dicts -> objects with string keys;
-- ``float('nan')``/``inf`` -> ``None`` (JSON has no NaN), read back as NaN for float fields.
+- :class:`~textrobust.text.Text` -> ``{"columns": [...], "frozen": [...]}`` (a plain string,
+  or ``{column: string}`` for a pair, as stores written before this codec hold them, is
+  read back too);
+- enums -> their value; tuples and lists -> lists; sets -> sorted lists; dicts -> objects
+  with string keys (str, int, float, bool or enum keys);
+- ``float('nan')``/``inf`` -> ``None`` (JSON has no NaN), read back as NaN for float fields;
+- pydantic models (a :class:`~textrobust.config.Config`) -> their JSON dump; paths -> strings;
+  dates and times -> ISO 8601; numpy and torch scalars and arrays -> numbers and lists.
+
+It is the only JSON codec of the package: the run store writes every payload,
+configuration and summary through :func:`encode`.
 
 :func:`flat_fields` opens such data into one flat row (for CSV and JSON Lines exports).
 
@@ -31,11 +39,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import math
 import types
 import typing
 from collections.abc import Mapping
+from datetime import date, datetime
+from datetime import time as dtime
 from functools import lru_cache
+from pathlib import PurePath
 from typing import Any, TypeVar, Union
 
 from textrobust.errors import StoreError
@@ -51,8 +63,15 @@ def text_to_data(text: Text) -> dict[str, Any]:
     return {"columns": list(text.columns), "frozen": sorted(text.frozen)}
 
 
-def text_from_data(data: Mapping[str, Any]) -> Text:
-    """The :class:`Text` that :func:`text_to_data` encoded."""
+def text_from_data(data: Mapping[str, Any] | str) -> Text:
+    """The :class:`Text` that :func:`text_to_data` encoded; also a text as stores written
+    before this codec hold it: a string, or ``{column: string}`` for a pair (no frozen
+    positions were kept: a pair's premise is frozen, as :meth:`Text.from_pair` does)."""
+    if isinstance(data, str):
+        return Text.from_string(data)
+    if "columns" not in data and len(data) == 2 and all(isinstance(v, str) for v in data.values()):
+        (first, premise), (second, hypothesis) = data.items()
+        return Text.from_pair(premise, hypothesis, column_names=(first, second))
     columns = list(data["columns"])
     text = Text.from_pair(columns[0], columns[1], frozen_columns=()) if len(columns) == 2 \
         else Text.from_string(columns[0])
@@ -60,27 +79,72 @@ def text_from_data(data: Mapping[str, Any]) -> Text:
 
 
 def encode(value: Any) -> Any:
-    """``value`` as JSON-ready data (see the module docstring for the rules)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
+    """``value`` as JSON-ready data (see the module docstring for the rules); anything
+    else is a :class:`~textrobust.errors.StoreError`.
+
+    >>> import enum
+    >>> class Colour(enum.Enum):
+    ...     RED = "red"
+    >>> encode({"c": Colour.RED, "t": (1, float("nan")), 2: {3.5}})
+    {'c': 'red', 't': [1, None], '2': [3.5]}
+    """
     if isinstance(value, enum.Enum):
         return encode(value.value)
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
     if isinstance(value, Text):
         return text_to_data(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
-        return {str(k.value if isinstance(k, enum.Enum) else k): encode(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return [encode(v) for v in items]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return encode(value.item())
-    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays
-        return encode(value.tolist())
-    raise StoreError(f"Cannot encode a value of type {type(value).__qualname__} in a record.")
+        return {_key(k): encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [encode(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, (datetime, date, dtime)):
+        return value.isoformat()
+    if type(value).__module__.split(".")[0] in ("numpy", "torch") and callable(getattr(value, "tolist", None)):
+        converted = value.tolist()
+        if type(converted) is type(value):  # e.g. numpy.void: no plain equivalent
+            raise StoreError(_not_encodable(value))
+        return encode(converted)
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):  # a pydantic model (e.g. a textrobust Config)
+        return encode(model_dump(mode="json"))
+    raise StoreError(_not_encodable(value))
+
+
+def _not_encodable(value: Any) -> str:
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    return (f"Cannot store a value of type {kind} ({value!r:.80}). Records, results and configurations must be "
+            "JSON-like: dict, list, tuple, set, str, int, float, bool, None, dataclasses, texts, enums, paths, "
+            "dates, pydantic models or numpy values. Convert it before recording.")
+
+
+def _key(key: Any) -> str:
+    """A mapping key as a JSON object key."""
+    if isinstance(key, enum.Enum):
+        return _key(key.value)
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    plain = encode(key) if isinstance(key, (int, float)) or type(key).__module__.split(".")[0] == "numpy" else None
+    if isinstance(plain, (int, float)) and not isinstance(plain, bool):
+        return str(plain)
+    raise StoreError(f"Cannot store a mapping key of type {type(key).__qualname__} ({key!r:.80}); keys must be "
+                     "str, int, float, bool or Enum.")
 
 
 @lru_cache(maxsize=None)

@@ -29,20 +29,17 @@ import csv
 import dataclasses
 import enum
 import json
-import math
 import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
-from datetime import time as dtime
-from pathlib import Path, PurePath
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from textrobust.errors import StoreError
-from textrobust.records import flat_fields
-from textrobust.text import Text
+from textrobust.records import encode, flat_fields
 from textrobust.versions import package_versions
 
 __all__ = [
@@ -55,7 +52,6 @@ __all__ = [
     "RunStore",
     "config_differences",
     "flat_row",
-    "to_jsonable",
 ]
 
 #: Version of the table layout below; a store written by a newer layout is refused.
@@ -116,88 +112,8 @@ class RunStatus(enum.StrEnum):
 # ---- JSON --------------------------------------------------------------------------------
 
 
-def to_jsonable(obj: Any) -> Any:
-    """``obj`` as plain JSON data (dict, list, str, int, float, bool, None).
-
-    Converts dataclasses (field by field), pydantic models, :class:`~textrobust.text.Text`
-    (its string; a pair becomes ``{column: text}``), numpy and torch scalars and arrays
-    (via ``tolist``), Enums (their value), paths, dates, tuples and sets (lists). NaN and
-    infinities become ``None``. Anything else raises :class:`StoreError`.
-
-    >>> import enum
-    >>> class Colour(enum.Enum):
-    ...     RED = "red"
-    >>> to_jsonable({"c": Colour.RED, "t": (1, float("nan")), 2: {3.5}})
-    {'c': 'red', 't': [1, None], '2': [3.5]}
-    """
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, enum.Enum):
-        return to_jsonable(obj.value)
-    if isinstance(obj, int):
-        return int(obj)
-    if isinstance(obj, float):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, Text):
-        if obj.is_pair:
-            return dict(zip(obj.column_names, obj.columns, strict=True))
-        return str(obj)
-    if isinstance(obj, Mapping):
-        return {_json_key(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, (set, frozenset)):
-        items = [to_jsonable(v) for v in obj]
-        try:
-            return sorted(items)
-        except TypeError:
-            return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
-    if isinstance(obj, PurePath):
-        return str(obj)
-    if isinstance(obj, (datetime, date, dtime)):
-        return obj.isoformat()
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    module = type(obj).__module__.split(".")[0]
-    if module in ("numpy", "torch") and callable(getattr(obj, "tolist", None)):
-        converted = obj.tolist()
-        if type(converted) is type(obj):  # e.g. numpy.void: no plain equivalent
-            raise StoreError(_not_jsonable(obj))
-        return to_jsonable(converted)
-    model_dump = getattr(obj, "model_dump", None)
-    if callable(model_dump):  # a pydantic model (e.g. a textrobust Config)
-        return to_jsonable(model_dump(mode="json"))
-    raise StoreError(_not_jsonable(obj))
-
-
-def _not_jsonable(obj: Any) -> str:
-    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    return (
-        f"Cannot store a value of type {kind} ({obj!r:.80}). Results and configurations "
-        "must be JSON-like: dict, list, tuple, str, int, float, bool, None, dataclasses, "
-        "Enums, paths, dates or numpy values. Convert it before recording."
-    )
-
-
-def _json_key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if isinstance(key, enum.Enum):
-        return _json_key(key.value)
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if isinstance(key, (int, float)) or type(key).__module__.split(".")[0] == "numpy":
-        plain = to_jsonable(key)
-        if isinstance(plain, (int, float)) and not isinstance(plain, bool):
-            return str(plain)
-    raise StoreError(
-        f"Cannot store a mapping key of type {type(key).__qualname__} ({key!r:.80}); "
-        "keys must be str, int, float, bool or Enum."
-    )
-
-
 def _dumps(obj: Any) -> str:
-    return json.dumps(to_jsonable(obj), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return json.dumps(encode(obj), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _now() -> str:
@@ -224,8 +140,8 @@ def config_differences(
     >>> config_differences({"n": 10, "search": {"beam": 5}}, {"n": 20, "search": {"beam": 5}})
     {'n': (10, 20)}
     """
-    flat_old = _flatten(to_jsonable(dict(old)))
-    flat_new = _flatten(to_jsonable(dict(new)))
+    flat_old = _flatten(encode(dict(old)))
+    flat_new = _flatten(encode(dict(new)))
     keys = sorted(set(flat_old) | set(flat_new))
     return {
         k: (flat_old.get(k, _ABSENT), flat_new.get(k, _ABSENT))
@@ -242,7 +158,7 @@ class ResultRow:
     """One stored per-example result.
 
     ``payload`` is the JSON data that was recorded (a fresh dict on every read);
-    ``failed`` is true for an error payload recorded by the runner.
+    ``failed`` is true for an error recorded for a unit whose work raised.
     """
 
     example_id: str
@@ -644,7 +560,7 @@ class Run:
         """Store the result of one example, committed before this returns.
 
         ``position`` orders results (the example's index in the run's input).
-        ``payload`` is converted with :func:`to_jsonable`. Recording an ``example_id``
+        ``payload`` is converted with :func:`textrobust.records.encode`. Recording an ``example_id``
         that already has a result raises :class:`StoreError` unless ``overwrite=True``.
         """
         _check_name("example_id", example_id)

@@ -11,13 +11,13 @@ one line here.
 
 from __future__ import annotations
 
-from textrobust.analyses.protocol import Analysis
+from textrobust.analyses.protocol import Analysis, AnyAnalysis
 from textrobust.registry import Registry
 
-__all__ = ["ANALYSES", "Analysis"]
+__all__ = ["ANALYSES", "Analysis", "AnyAnalysis"]
 
 #: name -> Analysis class (imported when looked up: the classes pull in the engine).
-ANALYSES: Registry[type[Analysis]] = Registry("analysis")
+ANALYSES: Registry[type[AnyAnalysis]] = Registry("analysis")
 
 
 def _register() -> None:

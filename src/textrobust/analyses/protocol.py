@@ -12,8 +12,8 @@ it, how large its certified radius is, ...). It declares:
 - :meth:`Analysis.worker`: per worker, build the components (attack, scorers, models) once
   and return ``analyse(unit_payload) -> Record``;
 - :meth:`Analysis.summarise`: a pure function of the records (and the failures) to a typed
-  summary; :meth:`Analysis.section`: the summary as a report section (headline figures,
-  tables, figures, examples).
+  summary; :meth:`Analysis.section`: the summary as a typed report section
+  (:class:`~textrobust.sections.Section`: headline figures, tables, figures, examples).
 
 The orchestrator (:mod:`textrobust.audit`) runs any set of analyses over one victim and
 data set on an executor, into one run store, and renders every section into one report.
@@ -27,18 +27,21 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypedDict, TypeVar, cast
 
 from pydantic import field_validator
 
 from textrobust.config import Config
+from textrobust.devices import Placement
 from textrobust.records import encode
+from textrobust.sections import Section
 
 if TYPE_CHECKING:
     from textrobust.data.examples import Dataset
     from textrobust.victims.query import QueryLayer
 
-__all__ = ["Analysis", "Failure", "Record", "Settings", "Summary", "WorkerContext", "ERROR"]
+__all__ = ["Analysis", "AnyAnalysis", "Failure", "Record", "RecordT", "Settings", "SettingsT", "Summary", "SummaryT",
+           "WorkerContext", "ERROR"]
 
 #: The status of a unit whose work raised (the store flags the row as failed).
 ERROR = "error"
@@ -105,13 +108,26 @@ class WorkerContext:
     label_names: tuple[str, ...]
     seed: int = 0
     extras: Mapping[str, Any] = field(default_factory=dict)
+    #: the run's device and float type (``--device``, ``--dtype``): where the analysis's own
+    #: torch models (causal LM, fill-in models, sentence encoders) run
+    placement: Placement = field(default_factory=Placement)
 
 
-class Analysis(ABC):
+#: The settings, record and summary types an :class:`Analysis` is written in.
+SettingsT = TypeVar("SettingsT", bound=Settings)
+RecordT = TypeVar("RecordT", bound=Record)
+SummaryT = TypeVar("SummaryT", bound=Summary)
+
+
+class Analysis(ABC, Generic[SettingsT, RecordT, SummaryT]):
     """One analysis: settings in, units of work, typed records, a pure summary.
 
-    Subclasses set the class attributes and fill :meth:`worker` and :meth:`summarise`;
-    the rest has defaults that suit per-example analyses.
+    Generic over its settings, record and summary types: a subclass names them once
+    (``class MsrAnalysis(Analysis[MsrSettings, MsrRecord, MsrSummary])``) and its methods
+    take and give those types, with no casts. ``settings_type`` and ``record_type`` are the
+    same types as class attributes (the store decodes records and the CLI builds settings
+    from them). Subclasses set the class attributes and fill :meth:`worker` and
+    :meth:`summarise`; the rest has defaults that suit per-example analyses.
     """
 
     #: Registry name (also the CLI command and the report section id).
@@ -120,20 +136,26 @@ class Analysis(ABC):
     title: ClassVar[str]
     #: The paper the method comes from (citation text).
     paper: ClassVar[str]
+    # ClassVars cannot hold type variables: these are the bounds, and a subclass sets the
+    # very types it names in ``Analysis[...]``.
     settings_type: ClassVar[type[Settings]]
     record_type: ClassVar[type[Record]]
+    settings: SettingsT
     #: What one unit of work is (plural), for progress displays: examples, batches...
     unit: ClassVar[str] = "examples"
 
-    def __init__(self, settings: Settings | Mapping[str, Any] | None = None) -> None:
+    def __init__(self, settings: SettingsT | Mapping[str, Any] | None = None) -> None:
         if settings is None:
-            settings = self.settings_type()
+            built: Settings = self.settings_type()
         elif isinstance(settings, Mapping):
-            settings = self.settings_type(**settings)
-        elif not isinstance(settings, self.settings_type):
+            built = self.settings_type(**settings)
+        elif isinstance(settings, self.settings_type):
+            built = settings
+        else:
             raise TypeError(f"{type(self).__name__} takes {self.settings_type.__name__}, "
                             f"not {type(settings).__name__}.")
-        self.settings = settings
+        # the one cast: ``settings_type`` is the class's SettingsT (a ClassVar cannot say so)
+        self.settings = cast(SettingsT, built)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings!r})"
@@ -162,30 +184,35 @@ class Analysis(ABC):
         :class:`~textrobust.errors.ConfigError`); default: nothing to check."""
 
     @abstractmethod
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+    def worker(self, context: WorkerContext) -> Callable[[Any], RecordT]:
         """Build this worker's components; return ``analyse(payload) -> Record``."""
 
     @abstractmethod
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> Summary:
+    def summarise(self, records: Sequence[RecordT], failures: Sequence[Failure]) -> SummaryT:
         """A pure summary of the stored records (failures counted, never hidden)."""
 
-    def summarise_run(self, records: Sequence[Record], failures: Sequence[Failure],
-                      survey: Mapping[str, Any] | None = None) -> Summary:
+    def summarise_run(self, records: Sequence[RecordT], failures: Sequence[Failure],
+                      survey: Mapping[str, Any] | None = None) -> SummaryT:
         """The summary of a run: :meth:`summarise`, with the run's :meth:`survey` for an
         analysis that reports it (which overrides this)."""
         return self.summarise(records, failures)
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
-        """The report section (``textrobust.report`` schema) of this analysis."""
-        return {"headline": [], "tables": [], "figures": [], "examples": []}
+    def section(self, summary: SummaryT, records: Sequence[RecordT], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
+        """The report section of this analysis (:class:`~textrobust.sections.Section`: typed,
+        checked against the ``textrobust.report`` schema where it is built)."""
+        return Section()
 
     @classmethod
-    def export_rows(cls, record: Record) -> Sequence[Any]:
+    def export_rows(cls, record: RecordT) -> Sequence[Any]:
         """What ``textrobust export`` writes for one stored record, each item flattened into
         one row (:func:`textrobust.records.flat_fields`); default: the record itself. An
         analysis whose record holds several examples gives one item per example."""
         return [record]
+
+
+#: Any analysis, whatever its types (the orchestrator, the registry and the report hold these).
+AnyAnalysis: TypeAlias = Analysis[Any, Any, Any]
 
 
 class Counts(TypedDict):

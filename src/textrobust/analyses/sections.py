@@ -1,26 +1,26 @@
 """Pieces of report sections shared by the analyses: headline figures, example rows.
 
 Every string here ends up in HTML, where the report escapes it: these helpers only shape
-data (``textrobust.report`` schema), they never produce markup.
+data (the typed parts of :mod:`textrobust.sections`, which check themselves against the
+``textrobust.report`` schema), they never produce markup.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from textrobust.sections import ExampleRow, Figure, Format, Headline, Section, Table
 from textrobust.text import Text, split_words
 
 __all__ = ["candidates_headline", "with_substitutes", "example_row", "figure", "headline", "outcome_figures", "source_name", "tokens",
            "table"]
 
 
-def headline(label: str, value: Any, fmt: str = "float", note: str | None = None) -> dict[str, Any]:
+def headline(label: str, value: Any, fmt: Format = "float", note: str | None = None) -> Headline:
     """One headline figure; NaN and None become ``None`` (shown as n/a, never 0)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        value = None
-    return {"label": label, "value": value, "format": fmt, "note": note}
+    return Headline(label, value, fmt, note)
 
 
 def source_name(candidates: str) -> str:
@@ -28,7 +28,7 @@ def source_name(candidates: str) -> str:
     return "validated synonyms" if candidates == "validated" else "the paper's substitutes"
 
 
-def candidates_headline(candidates: str, paper_source: str) -> dict[str, Any]:
+def candidates_headline(candidates: str, paper_source: str) -> Headline:
     """The headline naming a section's substitutes and how often they keep the meaning
     (measured on the labelled substitution set); ``paper_source`` names the paper's own."""
     from textrobust.attack.candidates.choice import choice_note
@@ -36,28 +36,25 @@ def candidates_headline(candidates: str, paper_source: str) -> dict[str, Any]:
     return headline("substitutes (--candidates)", candidates, "text", choice_note(candidates, paper_source))
 
 
-def with_substitutes(section: dict[str, Any], candidates: str, paper_source: str) -> dict[str, Any]:
+def with_substitutes(section: Section, candidates: str, paper_source: str) -> Section:
     """``section`` with the :func:`candidates_headline` last (the first is the section's key
     figure in the overview) and its verdict point naming
     the substitutes (the front page's verdict must say what it counted)."""
-    point = section.get("point")
+    point = section.point
     if point:
         point = f"{point.rstrip('.')} (substitutes: {source_name(candidates)})."
-    return {**section, "headline": [*section["headline"], candidates_headline(candidates, paper_source)],
-            "point": point}
+    return dataclasses.replace(section, headline=(*section.headline, candidates_headline(candidates, paper_source)),
+                               point=point)
 
 
-def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], note: str | None = None) -> dict[str, Any]:
-    """One table; ``note`` says what its columns mean (shown under it)."""
-    clean = [[None if isinstance(c, float) and not math.isfinite(c) else c for c in row] for row in rows]
-    spec: dict[str, Any] = {"title": title, "columns": list(columns), "rows": clean}
-    if note:
-        spec["note"] = note
-    return spec
+def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], note: str | None = None) -> Table:
+    """One table; ``note`` says what its columns mean (shown under it); NaN cells are n/a."""
+    return Table(title, list(columns), [list(row) for row in rows], note)
 
 
-def figure(title: str, svg: str, caption: str = "") -> dict[str, Any]:
-    return {"title": title, "svg": svg, "caption": caption}
+def figure(title: str, svg: str, caption: str = "") -> Figure:
+    """One figure: a complete SVG document (:mod:`textrobust.analyses.figures`) and its caption."""
+    return Figure(title, svg, caption)
 
 
 def tokens(text: Text) -> tuple[list[str], dict[int, int]]:
@@ -83,7 +80,7 @@ def tokens(text: Text) -> tuple[list[str], dict[int, int]]:
 
 def example_row(example_id: str, status: str, label_names: Sequence[str], label: int, original: Text,
                 perturbed: Text, before: int | None = None, after: int | None = None,
-                note: str | None = None) -> dict[str, Any]:
+                note: str | None = None) -> ExampleRow:
     """One row of a report's example table, with the changed words marked."""
     original_tokens, where = tokens(original)
     perturbed_tokens, _ = tokens(perturbed)
@@ -93,13 +90,12 @@ def example_row(example_id: str, status: str, label_names: Sequence[str], label:
     def name(index: int | None) -> str | None:
         return None if index is None or not 0 <= index < len(label_names) else str(label_names[index])
 
-    return {"id": example_id, "status": status, "label": name(label) or str(label),
-            "prediction_before": name(before), "prediction_after": name(after),
-            "original": original_tokens, "perturbed": perturbed_tokens, "changed": changed, "note": note}
+    return ExampleRow(example_id, status, name(label) or str(label), original_tokens, perturbed_tokens, changed,
+                      prediction_before=name(before), prediction_after=name(after), note=note)
 
 
 def outcome_figures(title: str, outcome_labels: Sequence[str], outcome_counts: Sequence[int], l0: Sequence[int], *,
-                    l0_from: int, l0_title: str, l0_chart_title: str, l0_caption: str = "") -> list[dict[str, Any]]:
+                    l0_from: int, l0_title: str, l0_chart_title: str, l0_caption: str = "") -> list[Figure]:
     """The two figures of an attack section: how the attacks ended (one bar per outcome)
     and how many words the successes changed (one bar per count from ``l0_from``)."""
     from textrobust.analyses.figures import bar_chart

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textrobust.analyses.protocol import Analysis, Failure, Record
+from textrobust.analyses.protocol import AnyAnalysis, Failure, Record
 from textrobust.errors import StoreError
 from textrobust.records import decode
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["read_records"]
 
 
-def read_records(analysis: Analysis, run: Run) -> tuple[list[Record], list[Failure]]:
+def read_records(analysis: AnyAnalysis, run: Run) -> tuple[list[Record], list[Failure]]:
     """The records and failures stored in ``run``, in position order. A row that does not
     decode as the analysis's record type is a :class:`~textrobust.errors.StoreError`."""
     records: list[Record] = []

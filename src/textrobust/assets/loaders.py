@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from textrobust.assets.catalog import resolve
 from textrobust.assets.offline import hf_offline
+from textrobust.devices import Placement
 from textrobust.errors import DataError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -111,37 +112,42 @@ def _spacy(folder: str) -> Any:
     return spacy.load(folder)
 
 
-def sentence_encoder(path: str | Path | None = None) -> Any:
-    """``SentenceTransformer`` on the CPU from the resolved MiniLM folder, local files only."""
-    return _encoder(str(resolve("minilm", path)))
+def sentence_encoder(path: str | Path | None = None, placement: Placement | None = None) -> Any:
+    """``SentenceTransformer`` from the resolved MiniLM folder, local files only, on
+    ``placement``'s device and float type (``None``: the CPU in float32); one per process,
+    folder and placement."""
+    return _encoder(str(resolve("minilm", path)), placement or Placement())
 
 
 @lru_cache(maxsize=2)
-def _encoder(folder: str) -> Any:
+def _encoder(folder: str, placement: Placement) -> Any:
     hf_offline()
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise _missing("sentence-transformers", "The sentence encoder") from None
-    return SentenceTransformer(folder, device="cpu", local_files_only=True)
+    encoder = SentenceTransformer(folder, device=placement.device, local_files_only=True)
+    return encoder if not placement.reduced else encoder.to(placement.torch_dtype())
 
 
-def causal_lm(path: str | Path | None = None) -> tuple[Any, Any]:
-    """The causal LM (Gemma 3 270M float32) in eval mode and its tokenizer, local files only."""
-    return _causal_lm(str(resolve("causal_lm", path)))
+def causal_lm(path: str | Path | None = None, placement: Placement | None = None) -> tuple[Any, Any]:
+    """The causal LM (Gemma 3 270M) in eval mode and its tokenizer, local files only, on
+    ``placement``'s device and float type (``None``: the CPU in float32); one per process,
+    folder and placement."""
+    return _causal_lm(str(resolve("causal_lm", path)), placement or Placement())
 
 
-@lru_cache(maxsize=1)
-def _causal_lm(folder: str) -> tuple[Any, Any]:
+@lru_cache(maxsize=2)  # the run's placement, and the CPU for a component that asks for none
+def _causal_lm(folder: str, placement: Placement) -> tuple[Any, Any]:
     hf_offline()
     try:
-        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise _missing("transformers", "The causal LM") from None
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, dtype=torch.float32, local_files_only=True
-    ).eval()
+    model: Any = AutoModelForCausalLM.from_pretrained(
+        folder, dtype=placement.torch_dtype(), local_files_only=True
+    )
+    model = model.to(placement.torch_device()).eval()
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     return model, tokenizer
 

@@ -25,6 +25,7 @@ from textrobust.attack.results import AttackResult, Status
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.text import Text
+from textrobust.victims.protocol import GradientVictim
 from textrobust.victims.query import QueryLayer
 
 __all__ = ["Attack"]
@@ -94,7 +95,7 @@ class Attack:
 
     def _gradients(self, label: int) -> Any:
         victim = self.layer.victim
-        if not (self.use_gradients and self.layer.capabilities.gradients and hasattr(victim, "word_gradients")):
+        if not (self.use_gradients and self.layer.capabilities.gradients and isinstance(victim, GradientVictim)):
             return None
 
         def gradients(text: Text) -> np.ndarray:

@@ -83,7 +83,9 @@ def attribution_for(model: Any, method: str = "auto", **settings: Any) -> BaseAt
     if method == "auto":
         from textrobust.attribution.embedded import supports_embeddings
 
-        victim = getattr(model, "victim", model)
+        from textrobust.victims.query import QueryLayer
+
+        victim = model.victim if isinstance(model, QueryLayer) else model
         method = "saliency" if supports_embeddings(victim) else BLACK_BOX_DEFAULT
     if method not in ATTRIBUTIONS:
         raise ConfigError(

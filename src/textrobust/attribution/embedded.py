@@ -74,11 +74,12 @@ def embedded_batch(victim: Any, texts: Sequence[Text], zeroed: Sequence[int | No
     if any(z is not None for z in zeroed):
         import torch
 
-        keep = torch.ones(batch.embeddings.shape[:2], dtype=batch.embeddings.dtype)
+        device = batch.embeddings.device  # the victim's: Captum runs there
+        keep = torch.ones(batch.embeddings.shape[:2], dtype=batch.embeddings.dtype, device=device)
         for i, position in enumerate(zeroed):
             if position is not None:
                 tokens = np.flatnonzero(batch.words[i][position] > 0)
-                keep[i, torch.as_tensor(tokens, dtype=torch.long)] = 0.0
+                keep[i, torch.as_tensor(tokens, dtype=torch.long, device=device)] = 0.0
         embeddings = (batch.embeddings * keep.unsqueeze(-1)).detach()
         batch = EmbeddedBatch(embeddings, batch.extra, batch.forward, batch.words)
     return batch
@@ -87,11 +88,11 @@ def embedded_batch(victim: Any, texts: Sequence[Text], zeroed: Sequence[int | No
 def _torch_batch(victim: Any, texts: Sequence[Text]) -> EmbeddedBatch:
     import torch
 
-    ids, mask, word_index = victim.encode(list(texts))
+    ids, mask, word_index = victim.encode(list(texts))  # on the victim's device
     module = victim.module
     module.eval()
-    with torch.no_grad():
-        embeddings = module.embed(ids).detach().float()
+    with torch.no_grad():  # in the module's float type (float32 unless --dtype says otherwise)
+        embeddings = module.embed(ids).detach().to(next(module.parameters()).dtype)
     words = []
     for i, text in enumerate(texts):
         matrix = np.zeros((len(text), ids.shape[1]), dtype=np.float64)
@@ -123,8 +124,10 @@ def _hf_batch(victim: Any, texts: Sequence[Text]) -> EmbeddedBatch:
     offsets = enc.pop("offset_mapping").cpu().numpy()
     words = [word_token_matrix(text, offsets[b], enc.sequence_ids(b)) for b, text in enumerate(texts)]
     model = victim.model.eval()
-    with torch.no_grad():
-        embeddings = victim.embedding_layer()(enc["input_ids"]).detach().float()
+    weight = next(model.parameters())
+    enc = enc.to(weight.device)  # the inputs go to the victim's device once; Captum runs there
+    with torch.no_grad():  # in the model's float type (float32 unless --dtype says otherwise)
+        embeddings = victim.embedding_layer()(enc["input_ids"]).detach().to(weight.dtype)
     token_types = enc.get("token_type_ids")
 
     def forward(emb: Any, m: Any, types: Any = None) -> Any:

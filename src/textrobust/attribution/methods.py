@@ -46,6 +46,7 @@ import numpy as np
 
 from textrobust.errors import CapabilityError, ConfigError, MissingDependencyError
 from textrobust.text import WORD_PATTERN, Text
+from textrobust.victims.protocol import AttentionVictim
 from textrobust.victims.query import QueryLayer
 
 __all__ = [
@@ -239,7 +240,7 @@ class _EmbeddingAttribution(BaseAttribution):
         from textrobust.attribution.embedded import embedded_batch
 
         batch = embedded_batch(self.victim, texts, zeroed)
-        target = torch.as_tensor(labels, dtype=torch.long)
+        target = torch.as_tensor(labels, dtype=torch.long, device=batch.embeddings.device)
         with torch.enable_grad():
             token_attr = self._captum(batch, target)  # [B, T, D]
         per_token = token_attr.detach().to(torch.float64).sum(dim=-1).cpu().numpy()  # [B, T]
@@ -308,7 +309,7 @@ class Attention(BaseAttribution):
         super().__init__(model, **settings)
 
     def _check(self) -> None:
-        if not self.victim.capabilities.attention or not callable(getattr(self.victim, "attentions", None)):
+        if not self.victim.capabilities.attention or not isinstance(self.victim, AttentionVictim):
             raise CapabilityError(
                 f"Attention attributions need a victim that returns attention (the zoo transformer or "
                 f"lstm_att, a Hugging Face folder); {self.victim!r} does not. Use 'saliency', "
@@ -317,7 +318,10 @@ class Attention(BaseAttribution):
 
     def _attribute(self, texts: list[Text], labels: list[int], zeroed: list[int | None]) -> list[np.ndarray]:
         out = []
-        for text, weights in zip(texts, self.victim.attentions(texts)):
+        victim = self.victim
+        if not isinstance(victim, AttentionVictim):  # checked by _check; says so to the type checker
+            raise CapabilityError(f"{victim!r} returns no attention.")
+        for text, weights in zip(texts, victim.attentions(texts)):
             weights = np.asarray(weights, dtype=np.float64)  # [layers, heads, W, W]
             layers = weights.shape[0]
             if not -layers <= self.attention_layer < layers:

@@ -37,11 +37,11 @@ from textrobust.audit.executors import (
     call_worker,
     check_workers,
     count_remaining,
+    error_payload,
     pickled_spec,
     single_map_guard,
 )
 from textrobust.errors import ConfigError
-from textrobust.runner import error_payload
 
 __all__ = ["ProcessExecutor"]
 

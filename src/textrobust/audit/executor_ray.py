@@ -1,29 +1,34 @@
 """The ``ray`` executor: one Ray actor per worker, on this machine or on a cluster.
 
 With ``address=None`` the executor starts a private local Ray instance with
-``num_cpus=workers``, its files in a fresh folder under ``/tmp``, bound to 127.0.0.1,
-without dashboard and with usage statistics off (nothing leaves the machine), and shuts it
-down on :meth:`RayExecutor.close`. With ``address="auto"`` or a head address it joins a
-running cluster and leaves it running; textrobust must be installed on every node. If Ray
-is already initialised in this process, the executor uses that instance and leaves it
-running.
+``num_cpus=workers``, its files in a fresh folder under ``/tmp``, without dashboard and with
+usage statistics off (nothing leaves the machine), and shuts it down on
+:meth:`RayExecutor.close`. Every server of that instance listens on 127.0.0.1 only
+(:func:`_loopback_only`; checked by ``tests/test_ray_cluster.py``). With ``address="auto"``
+or a head address it joins a running cluster and leaves it running; textrobust must be
+installed on every node (docs/ray.md). If Ray is already initialised in this process, the
+executor uses that instance and leaves it running.
 
-Each actor (``num_cpus=1``) builds its worker lazily on its first unit and keeps it for
-every later unit of the same spec. At most two units per actor are in flight; results are
-collected with ``ray.wait``. An actor that dies ends the map with
-:class:`~textrobust.audit.executors.WorkerLost`; closing a map early, a KeyboardInterrupt
-or a lost actor kills every actor (the next ``map`` starts new ones).
+Each actor (``num_cpus=1``, and ``num_gpus=gpus_per_worker``) builds its worker lazily on
+its first unit and keeps it for every later unit of the same spec: the victim is loaded once
+per actor. Before any work, the executor checks that the instance has room for its actors
+(CPUs, and GPUs node by node) and raises a ConfigError otherwise. At most two units per
+actor are in flight; results are collected with ``ray.wait``. An actor that dies ends the
+map with :class:`~textrobust.audit.executors.WorkerLost`; closing a map early, a
+KeyboardInterrupt or a lost actor kills every actor (the next ``map`` starts new ones).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import pickle
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, cast
 
@@ -35,19 +40,21 @@ from textrobust.audit.executors import (
     WorkerLost,
     WorkerSpec,
     call_worker,
+    check_gpus_per_worker,
     check_workers,
     count_remaining,
+    error_payload,
     pickled_spec,
     single_map_guard,
 )
 from textrobust.errors import ConfigError, MissingDependencyError, TextRobustError
-from textrobust.runner import error_payload
 
-__all__ = ["RayExecutor"]
+__all__ = ["RayExecutor", "actor_room"]
 
 _PER_WORKER = 2
 _WAIT_SECONDS = 1.0  # ray.wait in slices, so Ctrl-C is seen promptly
 _CONNECT_SECONDS = 10.0  # the longest wait for a Ray head to accept a connection (--address)
+_CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # Ray's own switch: "0" = this machine only
 
 
 def _import_ray() -> Any:
@@ -93,13 +100,16 @@ class _RayWorker:
 
 
 class RayExecutor:
-    """``workers`` Ray actors (default: one per CPU of the instance); see the module docstring."""
+    """``workers`` Ray actors (default: one per CPU of the instance, or as many as its GPUs
+    hold), each reserving ``gpus_per_worker`` GPUs; see the module docstring."""
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None,
+                 gpus_per_worker: float | None = None) -> None:
         ray = _import_ray()
         workers = check_workers(workers)
+        self.gpus_per_worker = check_gpus_per_worker(gpus_per_worker)
         self.address = address
         self._owns_ray = False
         self._temp_dir: str | None = None
@@ -110,15 +120,28 @@ class RayExecutor:
         if not ray.is_initialized():
             self._init(workers, address)
         cpus = int(ray.cluster_resources().get("CPU", 0))
-        if workers is None:
-            workers = max(cpus, 1)
-        elif workers > cpus:
+        if workers is not None and workers > cpus:
             self.close()
             raise ConfigError(
                 f"The '--workers' option asks for {workers} Ray actors of one CPU each, but the Ray "
                 f"instance has {cpus} CPU(s). Got {workers} instead; give at most {cpus}."
             )
-        self.workers = workers
+        if self.gpus_per_worker:
+            nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+            room = actor_room(nodes, self.gpus_per_worker)
+            if room < (workers or 1):
+                self.close()
+                gpus = sum(float(node.get("GPU", 0)) for node in nodes)
+                asked = f"{workers} Ray actor(s)" if workers is not None else "Ray actors"
+                raise ConfigError(
+                    f"The '--gpus-per-worker' option asks for {asked} with {self.gpus_per_worker:g} GPU "
+                    f"each, but the Ray instance has {gpus:g} GPU(s) on {len(nodes)} node(s): room for {room} "
+                    "such actor(s) (a fraction of a GPU must fit on one GPU, whole GPUs on one node). Give "
+                    "fewer '--workers' or a smaller '--gpus-per-worker', leave it out to run on CPUs, or "
+                    "add GPU nodes to the cluster (docs/ray.md)."
+                )
+            workers = workers if workers is not None else room
+        self.workers = workers if workers is not None else max(cpus, 1)
 
     def _init(self, workers: int | None, address: str | None) -> None:
         ray = _import_ray()
@@ -127,9 +150,10 @@ class RayExecutor:
         try:
             if address is None:
                 self._temp_dir = tempfile.mkdtemp(prefix="trray-", dir="/tmp")
-                ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                         ignore_reinit_error=True, logging_level=logging.WARNING, _temp_dir=self._temp_dir,
-                         _node_ip_address="127.0.0.1")
+                with _loopback_only():
+                    ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                             ignore_reinit_error=True, logging_level=logging.WARNING, _temp_dir=self._temp_dir,
+                             _node_ip_address="127.0.0.1")
             else:
                 _check_reachable(address)  # Ray itself retries an unreachable head for minutes
                 ray.init(address=address, log_to_driver=False, ignore_reinit_error=True,
@@ -145,7 +169,7 @@ class RayExecutor:
     # ---- actors ----------------------------------------------------------------------------------
     def _start(self) -> list[Any]:
         if not self._actors:
-            actor = _import_ray().remote(num_cpus=1, max_restarts=0)(_RayWorker)
+            actor = _import_ray().remote(num_cpus=1, num_gpus=self.gpus_per_worker, max_restarts=0)(_RayWorker)
             self._actors = [actor.remote() for _ in range(self.workers)]
             self._prepared, self._names = {}, {}
         return self._actors
@@ -253,9 +277,62 @@ class RayExecutor:
         self.close()
 
     def __repr__(self) -> str:
-        return f"RayExecutor(workers={self.workers}, address={self.address!r})"
+        gpus = f", gpus_per_worker={self.gpus_per_worker:g}" if self.gpus_per_worker else ""
+        return f"RayExecutor(workers={self.workers}, address={self.address!r}{gpus})"
 
 
+def actor_room(nodes: Sequence[Mapping[str, float]], gpus_per_worker: float) -> int:
+    """How many actors of one CPU and ``gpus_per_worker`` GPUs fit on ``nodes`` (each node's
+    resources, as ``ray.nodes()[i]["Resources"]``), following Ray's placement: a fraction
+    of a GPU must fit on one GPU, a whole number of GPUs on one node.
+
+    >>> actor_room([{"CPU": 8, "GPU": 1}, {"CPU": 2, "GPU": 2}], 0.5)  # 2 + min(2 CPUs, 4)
+    4
+    >>> actor_room([{"CPU": 8, "GPU": 1}, {"CPU": 8, "GPU": 1}], 2)
+    0
+    """
+    room = 0
+    for node in nodes:
+        cpus, gpus = math.floor(node.get("CPU", 0)), math.floor(node.get("GPU", 0) + 1e-9)
+        if gpus_per_worker <= 0:
+            fit = cpus
+        elif gpus_per_worker <= 1:
+            fit = gpus * math.floor(1 / gpus_per_worker + 1e-9)
+        else:
+            fit = math.floor(gpus / gpus_per_worker + 1e-9)
+        room += min(cpus, fit)
+    return room
+
+
+@contextmanager
+def _loopback_only() -> Iterator[None]:
+    """While a local instance starts, make Ray keep its node address 127.0.0.1.
+
+    On Linux, Ray replaces a node address of 127.0.0.1 by the address of the outward
+    interface (``ray._private.services.resolve_ip_for_localhost``), and its servers then
+    listen on every interface. Only on a single-machine node (Ray's switch
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, the default on macOS and Windows) does it keep
+    127.0.0.1, and (measured with Ray 2.60) every server it starts (GCS, raylet, object
+    manager, core workers, runtime-env agent) then listens there only. The switch is set in
+    the environment the Ray processes inherit, and in this process for the start only.
+    """
+    try:
+        from ray._private import ray_constants
+
+        saved = ray_constants.ENABLE_RAY_CLUSTER
+    except (ImportError, AttributeError):  # another layout of Ray's internals: start it as it is
+        yield
+        return
+    saved_env = os.environ.get(_CLUSTER_SWITCH)
+    os.environ[_CLUSTER_SWITCH], ray_constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
+        if saved_env is None:
+            os.environ.pop(_CLUSTER_SWITCH, None)
+        else:
+            os.environ[_CLUSTER_SWITCH] = saved_env
 
 
 def _head(address: str) -> tuple[str, int] | None:

@@ -6,7 +6,7 @@ A :class:`WorkerSpec` is a picklable recipe; each worker process (or actor) call
 later unit of the same spec. :meth:`Executor.map` yields one :class:`Outcome` per
 :class:`Unit`, in completion order, with the seconds and model queries measured in the
 worker around the call. An exception raised by ``worker(payload)`` becomes the outcome's
-``error`` (:func:`textrobust.runner.error_payload`) and the run goes on; a worker process
+``error`` (:func:`error_payload`) and the run goes on; a worker process
 that dies (killed, segfault) ends the map with :class:`WorkerLost` once every finished
 outcome has been yielded.
 
@@ -23,8 +23,11 @@ order of the outcomes is the only difference (sort by ``unit.position`` when it 
 from __future__ import annotations
 
 import hashlib
+import importlib
+import math
 import pickle
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -32,7 +35,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from textrobust.errors import ConfigError, TextRobustError
 from textrobust.registry import Registry
-from textrobust.runner import error_payload
 
 __all__ = [
     "EXECUTORS",
@@ -44,8 +46,11 @@ __all__ = [
     "WorkerLost",
     "WorkerSpec",
     "call_worker",
+    "error_payload",
     "make_executor",
 ]
+
+_TRACEBACK_CHARS = 4000
 
 
 # ---- the contract -------------------------------------------------------------------------------
@@ -86,7 +91,7 @@ class Outcome:
     ``unit`` is the very object given to :meth:`Executor.map` (every executor keeps the
     units in the driver, so only the payload travels to a worker and nothing but the
     result travels back); ``value`` is the worker's return value, ``None`` when it failed;
-    ``error`` is :func:`~textrobust.runner.error_payload` of the exception
+    ``error`` is :func:`error_payload` of the exception
     ``worker(payload)`` raised, else ``None``; ``seconds`` is the wall time of the call and
     ``queries`` the model queries it sent, both measured in the worker; ``worker`` names
     who did it (``"local"``, ``"process-1"``, ``"ray-<actor id prefix>"``).
@@ -152,7 +157,7 @@ class WorkerBuildError(TextRobustError):
     """``spec.build()`` raised in a worker process or actor.
 
     The original exception lives in another process; ``error`` holds its
-    :func:`~textrobust.runner.error_payload` (type, message, traceback). The ``local``
+    :func:`error_payload` (type, message, traceback). The ``local``
     executor raises the original exception instead.
     """
 
@@ -166,6 +171,19 @@ class WorkerBuildError(TextRobustError):
 
 
 # ---- shared by the implementations --------------------------------------------------------------
+def error_payload(exc: BaseException) -> dict[str, str]:
+    """The error recorded for a unit whose work raised ``exc`` (stored with ``failed=True``).
+
+    ``{"error": <type name>, "message": <str(exc)>, "traceback": <last frames>}``.
+    """
+    formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {
+        "error": type(exc).__name__,
+        "message": str(exc),
+        "traceback": formatted[-_TRACEBACK_CHARS:],
+    }
+
+
 def call_worker(worker: Worker, payload: Any) -> tuple[Any | None, dict[str, str] | None, float, int]:
     """``(value, error, seconds, queries)`` of one ``worker(payload)`` call.
 
@@ -219,6 +237,23 @@ def single_map_guard(executor: Any) -> None:
 # ---- the registry -------------------------------------------------------------------------------
 EXECUTORS: Registry[Any] = Registry("executor")
 
+#: Where each executor class lives. The implementations import this module (the contract
+#: above), so the registry imports them by name, when one is made: no import cycle, and
+#: Ray is imported only for ``make_executor("ray")``.
+_IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
+    "local": ("textrobust.audit.executor_local", "LocalExecutor"),
+    "process": ("textrobust.audit.executor_process", "ProcessExecutor"),
+    "lockstep": ("textrobust.audit.executor_lockstep", "LockstepExecutor"),
+    "ray": ("textrobust.audit.executor_ray", "RayExecutor"),  # imports ray, or says how to install it
+}
+
+
+def _implementation(name: str) -> Callable[..., Executor]:
+    """The executor class registered as ``name`` (its module imported now)."""
+    module, attribute = _IMPLEMENTATIONS[name]
+    implementation: Callable[..., Executor] = getattr(importlib.import_module(module), attribute)
+    return implementation
+
 
 def check_workers(workers: object, option: str = "--workers") -> int | None:
     """``workers`` if it is ``None`` or an integer >= 1, else a ConfigError naming ``option``."""
@@ -229,48 +264,75 @@ def check_workers(workers: object, option: str = "--workers") -> int | None:
     return workers
 
 
+def check_gpus_per_worker(gpus: object, option: str = "--gpus-per-worker") -> float:
+    """``gpus`` as a float (``None``: 0, no GPU), else a ConfigError naming ``option``.
+
+    Ray's rules for a GPU request: a number >= 0, a fraction (several workers share one
+    GPU) only below 1, a whole number above it, at most four decimals.
+    """
+    if gpus is None:
+        return 0.0
+    if isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or not math.isfinite(gpus) or gpus < 0:
+        raise ConfigError(f"The '{option}' option must be a number >= 0, e.g. 1 or 0.5. Got {gpus!r} instead.")
+    if gpus > 1 and gpus != int(gpus):
+        raise ConfigError(
+            f"The '{option}' option must be a fraction below 1 (workers sharing a GPU) or a whole number of "
+            f"GPUs. Got {gpus!r} instead; give {math.floor(gpus)} or {math.ceil(gpus)}."
+        )
+    if gpus != round(gpus, 4):
+        raise ConfigError(f"The '{option}' option takes at most four decimals (Ray's precision). Got {gpus!r} "
+                          f"instead; give {max(round(gpus, 4), 0.0001):g}.")
+    return float(gpus)
+
+
 @EXECUTORS.register("local", "In this process, one worker (the default; no pickling).")
 def _local(*, workers: int | None = None) -> Executor:
-    from textrobust.audit.executor_local import LocalExecutor
-
-    return LocalExecutor(workers=workers)
+    return _implementation("local")(workers=workers)
 
 
 @EXECUTORS.register("process", "A pool of worker processes on this machine (spawned; default: one per core).")
 def _process(*, workers: int | None = None) -> Executor:
-    from textrobust.audit.executor_process import ProcessExecutor
-
-    return ProcessExecutor(workers=workers)
+    return _implementation("process")(workers=workers)
 
 
 @EXECUTORS.register("lockstep", "In this process, --workers examples at a time (default 8) sharing forward "
                     "passes (measured: +6% on MiniLM, slower on the CNN; benchmarks/results/summary.md).")
 def _lockstep(*, workers: int | None = None) -> Executor:
-    from textrobust.audit.executor_lockstep import LockstepExecutor
-
-    return LockstepExecutor(workers=workers)
+    return _implementation("lockstep")(workers=workers)
 
 
-@EXECUTORS.register("ray", "Ray actors: a local Ray instance, or a cluster with --address.")
-def _ray(*, workers: int | None = None, address: str | None = None) -> Executor:
-    from textrobust.audit.executor_ray import RayExecutor  # imports ray, or says how to install it
+@EXECUTORS.register("ray", "Ray actors: a local Ray instance, or a cluster with --address (docs/ray.md).")
+def _ray(*, workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None) -> Executor:
+    return _implementation("ray")(
+        workers=workers, address=address, gpus_per_worker=gpus_per_worker)
 
-    return RayExecutor(workers=workers, address=address)
 
-
-def make_executor(name: str, *, workers: int | None = None, address: str | None = None) -> Executor:
+def make_executor(name: str, *, workers: int | None = None, address: str | None = None,
+                  gpus_per_worker: float | None = None) -> Executor:
     """The executor ``name`` (``local``, ``lockstep``, ``process`` or ``ray``) with validated
     options.
 
     ``workers``: worker processes or actors (``None``: 1 for ``local``, one per core
     for ``process`` and ``ray``), or examples in lockstep (``lockstep``, default 8). ``address`` (Ray only): ``None`` starts a local Ray instance, ``"auto"``
     joins a running cluster, else a head address such as ``ray://host:10001``.
+    ``gpus_per_worker`` (Ray only): the GPUs each actor reserves (``None``: none; 0.5: two
+    actors share a GPU).
     """
     if not isinstance(name, str) or name not in EXECUTORS:
         raise ConfigError(
             f"The '--executor' option must be one of {', '.join(EXECUTORS.names())}. Got {name!r} instead."
         )
     workers = check_workers(workers)
+    if gpus_per_worker is not None:
+        if name != "ray":
+            raise ConfigError(
+                f"The '--gpus-per-worker' option is only valid with '--executor ray'. Got gpus_per_worker="
+                f"{gpus_per_worker!r} with '--executor {name}' (only Ray actors reserve GPUs; the other "
+                "executors run on this machine as they are)."
+            )
+        gpus_per_worker = check_gpus_per_worker(gpus_per_worker)
+        if address is None:
+            return EXECUTORS.get(name)(workers=workers, gpus_per_worker=gpus_per_worker)
     if address is not None:
         if name != "ray":
             raise ConfigError(
@@ -282,5 +344,5 @@ def make_executor(name: str, *, workers: int | None = None, address: str | None 
                 "The '--address' option must be 'auto' or a Ray head address such as "
                 f"'ray://host:10001' or 'host:6379'. Got {address!r} instead."
             )
-        return EXECUTORS.get(name)(workers=workers, address=address.strip())
+        return EXECUTORS.get(name)(workers=workers, address=address.strip(), gpus_per_worker=gpus_per_worker)
     return EXECUTORS.get(name)(workers=workers)

@@ -16,10 +16,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
-from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext
+from textrobust.analyses.protocol import AnyAnalysis, Failure, Record, Summary, WorkerContext
 from textrobust.audit.labels import align_labels
 from textrobust.audit.limits import (
     LengthReport,
@@ -28,10 +27,14 @@ from textrobust.audit.limits import (
     default_max_words,
     limit_length,
 )
+from textrobust.audit.profiles import DEFAULT_ANALYSES, not_run
 from textrobust.audit.run_folder import LEGACY_SETTINGS, RunFolderLock, check_resumable, resumed_analyses
 from textrobust.audit.sources import DataSource, VictimSource
+from textrobust.devices import MIN_AGREEMENT, Placement, agreement, resolve_placement, texts_sample
 from textrobust.errors import BadRow, ConfigError, StoreError, TextRobustError
 from textrobust.records import encode
+from textrobust.threads import ThreadPlan, Threads, apply_threads
+from textrobust.sections import Section
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -41,15 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnalysisResult", "AuditResult", "DEFAULT_ANALYSES", "AnalysisWorkerSpec", "rebuild_report", "run"]
 
-#: What ``textrobust audit`` runs with no configuration, and with what settings: sized to
-#: finish in a few minutes on 2 cores with the default victim (the README says how long).
-DEFAULT_ANALYSES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
-    "evaluate": {},
-    "attack": {"n": 20},
-    "second-order": {"n": 5},
-    "radius": {"n": 5},
-    "pr": {"n": 5},
-})
 
 
 #: Bad rows listed by name in the report and summary (the rest are counted).
@@ -70,8 +64,8 @@ class AnalysisResult:
     seconds: float
     queries: int
     settings: Mapping[str, Any]
-    section: Mapping[str, Any]
-    analysis_type: type[Analysis]
+    section: Section
+    analysis_type: type[AnyAnalysis]
 
 
 @dataclass(frozen=True)
@@ -84,6 +78,7 @@ class AuditResult:
     report_html: Path | None
     report_json: Path
     seconds: float
+    threads: ThreadPlan | None = None
 
     def __getitem__(self, name: str) -> AnalysisResult:
         return self.results[name]
@@ -108,20 +103,24 @@ class _Worker:
 class AnalysisWorkerSpec:
     """Picklable recipe of a worker: the victim (a folder, or an object for in-process
     executors), the analysis (settings only: analyses hold no state before
-    :meth:`~textrobust.analyses.protocol.Analysis.worker`), the data's label names."""
+    :meth:`~textrobust.analyses.protocol.Analysis.worker`), the data's label names, and the
+    run's device and float type (``placement``: the victim loads there, and the analysis's
+    own models follow it)."""
 
     victim: VictimSource
-    analysis: Analysis
+    analysis: AnyAnalysis
     label_names: tuple[str, ...]
     seed: int
     batch_size: int | None = None
+    placement: Placement = Placement()
 
     def build(self) -> _Worker:
         from textrobust.victims.query import QueryLayer
 
-        victim = self.victim.load()
+        victim = self.victim.load(self.placement)
         layer = QueryLayer(victim, batch_size=self.batch_size) if self.batch_size else QueryLayer(victim)
-        context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed)
+        context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed,
+                                placement=self.placement)
         return _Worker(self.analysis.worker(context), layer)
 
     def build_group(self, n: int) -> tuple[list[_Worker], Any]:
@@ -130,18 +129,19 @@ class AnalysisWorkerSpec:
         from textrobust.victims.gate import BatchingGate
         from textrobust.victims.query import QueryLayer
 
-        gate = BatchingGate(self.victim.load())
+        gate = BatchingGate(self.victim.load(self.placement))
         workers = []
         for _ in range(n):
             member = gate.member()
             layer = QueryLayer(member, batch_size=self.batch_size) if self.batch_size else QueryLayer(member)
-            context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed)
+            context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed,
+                                    placement=self.placement)
             workers.append(_Worker(self.analysis.worker(context), layer))
         return workers, gate
 
 
 # ---- the orchestrator ---------------------------------------------------------------------------
-def _analyses(analyses: Sequence[Analysis | str] | Mapping[str, Any]) -> list[Analysis]:
+def _analyses(analyses: Sequence[AnyAnalysis | str] | Mapping[str, Any]) -> list[AnyAnalysis]:
     from textrobust.analyses import ANALYSES
 
     if isinstance(analyses, Mapping):
@@ -157,19 +157,23 @@ def _analyses(analyses: Sequence[Analysis | str] | Mapping[str, Any]) -> list[An
     return items
 
 
-def _run_config(analysis: Analysis, victim: VictimSource, data: DataSource, dataset: Dataset) -> dict[str, Any]:
+def _run_config(analysis: AnyAnalysis, victim: VictimSource, data: DataSource, dataset: Dataset,
+                dtype: str = "float32") -> dict[str, Any]:
+    """What a stored run was made with. The float type is part of it (a bfloat16 victim is
+    another model: resuming in another dtype is refused); the device is not (a run may
+    move from the CPU to a GPU and go on)."""
     return {"victim": victim.describe(), "data": data.describe(), "data_examples": len(dataset),
             "data_name": dataset.name, "data_split": dataset.split, "label_names": list(dataset.label_names),
-            **analysis.describe()}
+            "dtype": dtype, **analysis.describe()}
 
 
-def _stored(analysis: Analysis, run: Run) -> tuple[list[Record], list[Failure]]:
+def _stored(analysis: AnyAnalysis, run: Run) -> tuple[list[Record], list[Failure]]:
     from textrobust.analyses.stored import read_records
 
     return read_records(analysis, run)
 
 
-def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str, Any]], run: Run,
+def _execute(analysis: AnyAnalysis, spec: AnalysisWorkerSpec, units: list[tuple[str, Any]], run: Run,
              executor: Any, progress: Progress | None, max_consecutive_failures: int) -> tuple[int, int]:
     from textrobust.audit.executors import Unit
 
@@ -210,7 +214,7 @@ def _execute(analysis: Analysis, spec: AnalysisWorkerSpec, units: list[tuple[str
 def run(
     victim: Any = "default",
     data: Any = "rotten_tomatoes",
-    analyses: Sequence[Analysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,
+    analyses: Sequence[AnyAnalysis | str] | Mapping[str, Any] = DEFAULT_ANALYSES,
     out: str | os.PathLike[str] = "runs/audit",
     *,
     split: str | None = None,
@@ -221,6 +225,7 @@ def run(
     executor: str | Any = "local",
     workers: int | None = None,
     address: str | None = None,
+    gpus_per_worker: float | None = None,
     seed: int = 0,
     progress: bool | Progress = True,
     report: bool = True,
@@ -229,6 +234,10 @@ def run(
     max_words: int | None = None,
     length_policy: str = "truncate",
     profile: str | None = None,
+    threads: Threads = "auto",
+    device: str = "auto",
+    dtype: str = "float32",
+    allow_precision_change: bool = False,
 ) -> AuditResult:
     """Run ``analyses`` on ``victim`` over ``data`` into the folder ``out``.
 
@@ -240,7 +249,8 @@ def run(
     ``label_map`` maps data label names to victim label names; ``labels_by_position``
     matches them by position instead. ``analyses``: registry names, :class:`Analysis`
     objects, or a mapping name -> settings. ``executor``: ``local``, ``process`` or ``ray``
-    (or an executor object), with ``workers`` and, for Ray, ``address``. ``resume``
+    (or an executor object), with ``workers`` and, for Ray, ``address`` and ``gpus_per_worker``
+    (docs/ray.md). ``resume``
     continues the latest runs stored in ``out``: each analysis runs with its stored settings
     under the ones given (:func:`~textrobust.audit.run_folder.resumed_analyses`), and the
     rest of the configuration must match; with
@@ -249,10 +259,19 @@ def run(
     (:class:`~textrobust.audit.run_folder.RunFolderLock`): a second one gets a StoreError
     naming the first. ``profile``: the :mod:`~textrobust.audit.profiles` name the
     analyses came from; with it, the report lists the registered analyses not run and the
-    commands that run them.
+    commands that run them. ``threads``: torch's threads in this process, ``"auto"`` (the
+    CPUs the affinity, cgroup quota and load leave this process; :mod:`textrobust.threads`),
+    a count, or None (left as they are); the choice is in ``summary.json`` (``threads``).
+    ``device`` (``auto``, ``cpu``, ``cuda``, ``cuda:N``, ``mps``) and ``dtype``
+    (``float32``, ``bfloat16``, ``float16``): where the victim and the analyses' models run
+    (:mod:`textrobust.devices`); an absent device is a ConfigError before any work. Below
+    float32 the victim's predictions on a sample of the data are first compared with
+    float32, and the run refuses below 99% agreement unless ``allow_precision_change``;
+    the device, dtype and agreement are in ``summary.json`` and the report. A resumed run
+    may change device but not dtype.
     """
     from textrobust.audit.executors import make_executor
-    from textrobust.runner import make_progress
+    from textrobust.audit.progress import make_progress
     from textrobust.store import RunStore
 
     started = time.perf_counter()
@@ -267,13 +286,19 @@ def run(
         check_resumable(out, [analysis.name for analysis in chosen])
     check_max_words(max_words)
     check_length_policy(length_policy)
+    plan = apply_threads(threads)  # before the victim loads torch: see textrobust.threads
+    placement = resolve_placement(device, dtype)  # an absent device is an error before any work
     data_source = DataSource.of(data, split=split, options=data_options)
     skip_bad_rows = (data_options or {}).get("on_bad_rows") == "skip"  # a str enum compares equal too
     if isinstance(executor, str):
-        executor = make_executor(executor, workers=workers, address=address)
+        executor = make_executor(executor, workers=workers, address=address, gpus_per_worker=gpus_per_worker)
     try:
         victim_source = VictimSource.of(victim)
-        model = victim_source.load()
+        if placement.reduced and victim_source.path is None:
+            raise ConfigError(f"The '--dtype' option {placement.dtype} needs a victim folder, which textrobust loads "
+                              "in float32 and in the reduced type to compare their predictions; a victim object "
+                              "runs as it was built (audit it with dtype='float32').")
+        model = victim_source.load(placement)
         full = align_labels(data_source.load(), tuple(model.label_names), label_map=label_map,
                             by_position=labels_by_position, skip_unknown=skip_bad_rows,
                             predict=model.probabilities)
@@ -281,6 +306,7 @@ def run(
                                        length_policy)
         for analysis in chosen:  # settings that name a class of the victim, before any work
             analysis.check_victim(tuple(model.label_names))
+        facts = _placement_facts(victim_source, model, placement, dataset, allow_precision_change)
         lock = RunFolderLock(out)  # one process writes a run folder at a time; else a StoreError naming it
     except BaseException:
         executor.close()
@@ -309,7 +335,7 @@ def run(
                 selected = replace(dataset, examples=tuple(e for e in dataset if e.id in kept))
                 results[analysis.name] = _run_one(analysis, store, victim_source, data_source, dataset, selected,
                                                   executor, bar, seed, resume, max_consecutive_failures, rejected,
-                                                  length)
+                                                  length, placement)
         finally:
             if own_bar and bar is not None:
                 bar.stop()
@@ -320,20 +346,47 @@ def run(
                      "label_names": list(dataset.label_names), **_data_notes(full, length)}
         missing = None
         if profile is not None:
-            from textrobust.audit.profiles import not_run
-
             missing = not_run(results, victim=victim if isinstance(victim, (str, os.PathLike)) else None,
                               data=data if isinstance(data, (str, os.PathLike)) else None)
         payload = build_report(results, victim_source, _card(model), data_info,
                                {"executor": executor.name, "workers": executor.workers, "seed": seed,
-                                "resumed": resume},
+                                "resumed": resume, **_gpus(gpus_per_worker)},
                                seconds=time.perf_counter() - started, out=out, title=title, profile=profile,
-                               not_run=missing)
+                               not_run=missing, placement=facts)
         html, json_path = _write_outputs(out, payload, report)
-        _write_summary(out, results, payload, length)
+        _write_summary(out, results, payload, length, plan)
     finally:
         lock.release()
-    return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started)
+    return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started, plan)
+
+
+def _placement_facts(source: VictimSource, model: Any, placement: Placement, dataset: Dataset,
+                     allow_precision_change: bool) -> dict[str, Any]:
+    """The report's and ``summary.json``'s record of where the victim ran. Below float32,
+    the victim is also loaded in float32 (on the same device) and both predict an evenly
+    spread sample of the analysed texts (:func:`~textrobust.devices.texts_sample`); an
+    agreement below :data:`~textrobust.devices.MIN_AGREEMENT` is a ConfigError unless
+    ``allow_precision_change``: an audit must audit the user's model, not a different one."""
+    facts: dict[str, Any] = {**placement.to_dict(), "agreement": None, "agreement_sample": None}
+    if not placement.reduced:
+        return facts
+    sample = texts_sample([example.text for example in dataset])
+    reference = source.load(Placement(placement.device, "float32"), cache=False)
+    share = agreement(reference.probabilities(sample), model.probabilities(sample))
+    del reference  # one copy of the model stays on the device
+    facts.update(agreement=share, agreement_sample=len(sample))
+    if share < MIN_AGREEMENT and not allow_precision_change:
+        raise ConfigError(
+            f"In {placement.dtype} the victim predicts the same class as in float32 on only {share:.1%} of "
+            f"{len(sample)} texts of the data (at least {MIN_AGREEMENT:.0%} is needed): the audit would audit a "
+            f"different model. Use --dtype float32, or pass --allow-precision-change (Python: "
+            f"allow_precision_change=True) to audit the {placement.dtype} model as it is.")
+    return facts
+
+
+def _gpus(gpus_per_worker: float | None) -> dict[str, float]:
+    """The run's GPU reservation for the report (``--gpus-per-worker``), when it has one."""
+    return {"gpus_per_worker": float(gpus_per_worker)} if gpus_per_worker else {}
 
 
 def _data_notes(data: Dataset, length: LengthReport) -> dict[str, Any]:
@@ -352,7 +405,7 @@ def _check_out(out: Path) -> None:
         raise ConfigError(f"The output folder '{out}' is a file; give a folder (--out).")
 
 
-def _legacy_keys(store: RunStore, analysis: Analysis) -> tuple[str, ...]:
+def _legacy_keys(store: RunStore, analysis: AnyAnalysis) -> tuple[str, ...]:
     """Settings added since the latest stored run of ``analysis`` was made, whose value now
     is what that run did before they existed (:data:`~textrobust.audit.run_folder.LEGACY_SETTINGS`):
     a resume may add them to the stored configuration."""
@@ -363,19 +416,28 @@ def _legacy_keys(store: RunStore, analysis: Analysis) -> tuple[str, ...]:
                  if previous is not None and key not in stored and now.get(key) == value)
 
 
-def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
+def _legacy_dtype(store: RunStore, analysis: AnyAnalysis, placement: Placement) -> tuple[str, ...]:
+    """``("dtype",)`` when the latest stored run predates the ``dtype`` key (it ran in
+    float32) and this one runs in float32 too: resuming it adds the key."""
+    previous = store.latest_run(analysis.name)
+    legacy = previous is not None and "dtype" not in previous.config and placement.dtype == "float32"
+    return ("dtype",) if legacy else ()
+
+
+def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
              selected: Dataset, executor: Any, bar: Progress | None, seed: int, resume: bool,
-             max_consecutive_failures: int, rejected: Sequence[str], length: LengthReport) -> AnalysisResult:
+             max_consecutive_failures: int, rejected: Sequence[str], length: LengthReport,
+             placement: Placement = Placement()) -> AnalysisResult:
     """Run ``analysis`` on the examples it ``selected`` (those the length policy kept; the
     ``rejected`` ones are stored as error records); ``dataset`` describes the run."""
     began = time.perf_counter()
     units = analysis.units(selected)
     survey = analysis.survey(selected)
-    config = {**_run_config(analysis, victim, data, dataset), "max_words": length.max_words,
+    config = {**_run_config(analysis, victim, data, dataset, placement.dtype), "max_words": length.max_words,
               "length_policy": length.policy}
-    # a resumed run may take more (or fewer) examples; everything else must match
-    run = store.resume_or_start(analysis.name, config, seed, resume=resume,
-                                resumable_keys=("settings.n", *(_legacy_keys(store, analysis) if resume else ())))
+    # a resumed run may take more (or fewer) examples and run on another device; everything else must match
+    legacy = (*_legacy_keys(store, analysis), *_legacy_dtype(store, analysis, placement)) if resume else ()
+    run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n", *legacy))
     if survey is not None:
         run.set_artefact("survey", survey)
     resumed = len(run.done_ids())
@@ -387,7 +449,7 @@ def _run_one(analysis: Analysis, store: RunStore, victim: VictimSource, data: Da
             run.record(example_id, {"error": "InputTooLong", "message": message}, position=len(units) + i,
                        failed=True)
     units_and_rejected = {uid for uid, _ in units} | set(rejected)
-    spec = AnalysisWorkerSpec(victim, analysis, tuple(dataset.label_names), seed)
+    spec = AnalysisWorkerSpec(victim, analysis, tuple(dataset.label_names), seed, placement=placement)
     computed, queries = _execute(analysis, spec, units, run, executor, bar, max_consecutive_failures)
     unit_ids = units_and_rejected
     records, failures = _stored(analysis, run)
@@ -413,9 +475,11 @@ def _card(model: Any) -> dict[str, Any] | None:
 def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, card: Mapping[str, Any] | None,
                  data: Mapping[str, Any], run: Mapping[str, Any], *, seconds: float, out: Path,
                  title: str | None = None, profile: str | None = None,
-                 not_run: Sequence[Mapping[str, str]] | None = None) -> dict[str, Any]:
+                 not_run: Sequence[Mapping[str, str]] | None = None,
+                 placement: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``textrobust.report/1`` dict of an audit (see :mod:`textrobust.report`);
-    ``not_run``: the registered analyses left out, with the command that runs each."""
+    ``not_run``: the registered analyses left out, with the command that runs each;
+    ``placement``: the victim's device, dtype and float32 agreement (a model fact)."""
     from textrobust import __version__
     from textrobust.audit.verdict import verdict
     from textrobust.zoo.cards import now_iso
@@ -424,13 +488,13 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
     for name, result in results.items():
         cls = result.analysis_type
         counts = {k: getattr(result.summary, k) for k in ("units", "ok", "errors", "budget_exhausted")}
-        section = dict(result.section)
+        section = result.section.to_dict()
         analyses.append({
             "name": name, "title": cls.title, "paper": cls.paper,
             "settings": _settings_of(result),
             "counts": counts,
-            "headline": section.get("headline", []), "tables": section.get("tables", []),
-            "figures": section.get("figures", []), "examples": section.get("examples", []),
+            "headline": section["headline"], "tables": section["tables"],
+            "figures": section["figures"], "examples": section["examples"],
             "errors": [{"id": f.example_id, "error": f.error, "message": f.message} for f in result.failures[:50]],
             "risk": section.get("risk"), "point": section.get("point"),
         })
@@ -439,7 +503,8 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
         "textrobust_version": __version__,
         "created_at": now_iso(),
         "title": title or f"Robustness audit of {victim.name}",
-        "victim": {"name": victim.name, "path": victim.describe(), "card": card},
+        "victim": {"name": victim.name, "path": victim.describe(), "card": card,
+                   **({} if placement is None else {"placement": dict(placement)})},
         "data": dict(data),
         "verdict": verdict(analyses),
         "run": {"seconds": seconds, "queries": sum(r.queries for r in results.values()),
@@ -467,10 +532,12 @@ def _write_outputs(out: Path, payload: Mapping[str, Any], html: bool) -> tuple[P
 
 
 def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Mapping[str, Any],
-                   length: LengthReport) -> None:
-    """``summary.json`` (every analysis's typed summary, the verdict and the run) and one
-    SVG file per figure under ``figures/``."""
+                   length: LengthReport, threads: ThreadPlan | None = None) -> None:
+    """``summary.json`` (every analysis's typed summary, the verdict, the run and the
+    threads it used) and one SVG file per figure under ``figures/``."""
     summary = {"schema": "textrobust.summary/1", "verdict": report["verdict"], "run": report["run"],
+               "threads": None if threads is None else threads.to_dict(),
+               "placement": report["victim"].get("placement"),
                "victim": report["victim"], "data": report["data"], "length_limit": length,
                "analyses": {name: {"run_id": r.run_id, "computed_now": r.computed, "resumed": r.resumed,
                                    "queries_now": r.queries, "summary": r.summary.to_dict()}

@@ -26,7 +26,7 @@ from typing import Any
 
 from textrobust.errors import ConfigError
 
-__all__ = ["PROFILES", "Profile", "not_run", "profile_settings"]
+__all__ = ["DEFAULT_ANALYSES", "PROFILES", "Profile", "not_run", "profile_settings"]
 
 
 class Profile(str, enum.Enum):
@@ -41,9 +41,19 @@ def _frozen(analyses: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Mapping[s
     return MappingProxyType({name: MappingProxyType(dict(settings)) for name, settings in analyses.items()})
 
 
-def _quick() -> Mapping[str, Mapping[str, Any]]:
-    from textrobust.audit.orchestrator import DEFAULT_ANALYSES
+#: What ``textrobust audit`` runs with no configuration (the ``quick`` profile), and with
+#: what settings: sized to finish in a few minutes on 2 cores with the default victim (the
+#: README says how long).
+DEFAULT_ANALYSES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "evaluate": {},
+    "attack": {"n": 20},
+    "second-order": {"n": 5},
+    "radius": {"n": 5},
+    "pr": {"n": 5},
+})
 
+
+def _quick() -> Mapping[str, Mapping[str, Any]]:
     return DEFAULT_ANALYSES
 
 

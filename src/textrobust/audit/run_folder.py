@@ -28,7 +28,8 @@ from typing import Any
 
 from textrobust.errors import StoreError
 
-__all__ = ["LEGACY_SETTINGS", "LOCK_FILE", "RunFolderLock", "check_resumable", "resumed_analyses", "stored_settings"]
+__all__ = ["LEGACY_SETTINGS", "LOCK_FILE", "RunFolderLock", "check_resumable", "resumed_analyses", "stored_options",
+           "stored_settings"]
 
 #: The lock file inside a run folder.
 LOCK_FILE = ".textrobust.lock"
@@ -153,6 +154,32 @@ def check_resumable(out: str | os.PathLike[str], analyses: Sequence[str]) -> Non
 #: Settings added after runs were stored, with the value that those runs used before the
 #: setting existed: ``candidates`` (issue 28), the papers' own substitutes.
 LEGACY_SETTINGS: dict[str, Any] = {"candidates": "paper"}
+
+
+def stored_options(out: str | os.PathLike[str], analysis: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The latest ``analysis`` run stored in the run folder ``out``: its settings, and its
+    shared options (victim, data, split, seed and the data's column options, named as the
+    keyword arguments and options that set them); ``({}, {})`` when there is none. A resumed
+    run continues with them under the ones given: the settings are merged by
+    :func:`resumed_analyses` (in :func:`textrobust.audit.run`, for Python and the command
+    line alike); the command line fills in the shared options the user did not type."""
+    from textrobust.store import RunStore
+
+    path = Path(out) / "store.sqlite"
+    if not path.is_file():
+        return {}, {}
+    with RunStore(path) as store:
+        run = store.latest_run(analysis)
+        if run is None:
+            return {}, {}
+        config = run.config
+        data = config.get("data") or {}
+        shared: dict[str, Any] = {"victim": config.get("victim"), "data": data.get("dataset"),
+                                  "split": data.get("split"), "seed": run.seed}
+        shared.update(data.get("options") or {})
+        if config.get("dtype"):  # the float type is part of what was audited (the device is not)
+            shared["dtype"] = config["dtype"]
+        return dict(config.get("settings") or {}), shared
 
 
 def stored_settings(out: str | os.PathLike[str], analysis: str) -> dict[str, Any]:

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 
 __all__ = ["DataSource", "VictimSource"]
 
-# Victims loaded in this process, by folder: every analysis of an audit (and every worker
-# spec built in a process-pool worker) shares one loaded model.
-_LOADED: dict[str, Any] = {}
+# Victims loaded in this process, by folder and placement: every analysis of an audit (and
+# every worker spec built in a process-pool worker) shares one loaded model per device and
+# float type.
+_LOADED: dict[tuple[str, Placement], Any] = {}
 
 
 @dataclass(frozen=True)
@@ -65,14 +67,21 @@ class VictimSource:
     def describe(self) -> str:
         return self.path if self.path is not None else f"<{type(self.obj).__name__} object>"
 
-    def load(self) -> Any:
+    def load(self, placement: Placement | None = None, *, cache: bool = True) -> Any:
+        """The victim: the object as given, or the folder's victim loaded on ``placement``
+        (``None``: the CPU in float32), once per process, folder and placement
+        (``cache=False``: a fresh copy that is not kept, such as the float32 reference of
+        a reduced-precision run)."""
         if self.obj is not None:
             return self.obj
-        key = self.path or ""
-        if key not in _LOADED:
-            from textrobust.zoo import load_victim
+        from textrobust.zoo import load_victim
 
-            _LOADED[key] = load_victim(key)
+        where = placement or Placement()
+        key = (self.path or "", where)
+        if not cache:
+            return _LOADED[key] if key in _LOADED else load_victim(key[0], placement=where)
+        if key not in _LOADED:
+            _LOADED[key] = load_victim(key[0], placement=where)
         return _LOADED[key]
 
     def portable(self) -> VictimSource:

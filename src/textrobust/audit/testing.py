@@ -11,6 +11,7 @@ actor must import the spec's class.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Any
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ __all__ = [
     "SlowWorker",
     "SquareSpec",
     "SquareWorker",
+    "WhereSpec",
     "cost",
 ]
 
@@ -161,6 +163,27 @@ class LambdaValueSpec:
 
     def build(self) -> _LambdaValueWorker:
         return _LambdaValueWorker()
+
+
+class _WhereWorker:
+    def __call__(self, payload: int) -> tuple[str, float]:
+        ray = sys.modules.get("ray")  # imported in a Ray actor; never imported here
+        if ray is None or not ray.is_initialized():
+            return "local", 0.0
+        context = ray.get_runtime_context()
+        return context.get_node_id(), float(context.get_assigned_resources().get("GPU", 0.0))
+
+    def queries(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class WhereSpec:
+    """Its worker answers where it runs: ``(Ray node id, GPUs Ray assigned to it)``, or
+    ``("local", 0.0)`` outside Ray."""
+
+    def build(self) -> _WhereWorker:
+        return _WhereWorker()
 
 
 class _BusyWorker:

@@ -141,9 +141,12 @@ def ibp_evaluate(model: Any, vocab: Any, texts: Sequence[Text], labels: Sequence
     is classified right and every margin's lower bound exceeds ``tolerance``."""
     was_training = model.training
     model.eval()
+    device = next(model.parameters()).device  # every tensor is created where the model is
+    table = table.to(device)
     encoded = vocab.encode(list(texts))
-    all_ids, all_mask = torch.as_tensor(encoded.ids), torch.as_tensor(encoded.mask)
-    y_all = torch.as_tensor(list(labels), dtype=torch.long)
+    all_ids = torch.as_tensor(encoded.ids, device=device)
+    all_mask = torch.as_tensor(encoded.mask, device=device)
+    y_all = torch.as_tensor(list(labels), dtype=torch.long, device=device)
     predicted, certified = [], []
     with torch.no_grad():
         for start in range(0, len(y_all), batch_size):
@@ -157,7 +160,7 @@ def ibp_evaluate(model: Any, vocab: Any, texts: Sequence[Text], labels: Sequence
             predicted.append(guess)
             certified.append((guess == y) & (margins.min(dim=1).values > tolerance))
     model.train(was_training)
-    guesses = torch.cat(predicted) if predicted else torch.zeros(0, dtype=torch.long)
+    guesses = torch.cat(predicted) if predicted else torch.zeros(0, dtype=torch.long, device=device)
     n = len(guesses)
     counts = torch.bincount(guesses, minlength=last_layer(model).out_features).tolist()
     return IbpEvaluation(n, float((guesses == y_all).double().mean()) if n else math.nan,
@@ -177,11 +180,12 @@ def certified_train(model: Any, vocab: Any, texts: Sequence[Text], labels: Seque
     architecture_of(model)  # refuses what IBP does not cover
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    table = substitution_table(vocab, substitutions, config.max_substitutes)
+    device = next(model.parameters()).device  # every tensor is created where the model is
+    table = substitution_table(vocab, substitutions, config.max_substitutes).to(device)
     encoded = vocab.encode(list(texts))
-    all_ids = torch.as_tensor(encoded.ids)
-    all_mask = torch.as_tensor(encoded.mask)
-    y_all = torch.as_tensor(list(labels), dtype=torch.long)
+    all_ids = torch.as_tensor(encoded.ids, device=device)
+    all_mask = torch.as_tensor(encoded.mask, device=device)
+    y_all = torch.as_tensor(list(labels), dtype=torch.long, device=device)
     embedding = [model.embedding.weight]
     rest = [p for p in model.parameters() if p is not model.embedding.weight]
     optimiser = torch.optim.Adam([{"params": embedding, "lr": config.embedding_lr or config.lr},
@@ -197,7 +201,7 @@ def certified_train(model: Any, vocab: Any, texts: Sequence[Text], labels: Seque
         clean_sum = worst_sum = 0.0
         eps = kappa = 0.0
         for start in range(0, len(order), config.batch_size):
-            rows = torch.as_tensor(order[start:start + config.batch_size])
+            rows = torch.as_tensor(order[start:start + config.batch_size], device=device)
             width = int(all_mask[rows].sum(dim=1).max())
             ids, mask, y = all_ids[rows, :width], all_mask[rows, :width], y_all[rows]
             if step < warmup_steps:

@@ -84,7 +84,8 @@ class RadiusBound:
 
 
 class Verifier:
-    """Bound propagation over one zoo word model (a float64 copy of it).
+    """Bound propagation over one zoo word model (a float64 copy of it, on the model's
+    device: every tensor of a bound is created there).
 
     ``model``: a :class:`~textrobust.zoo.cnn.CnnClassifier`, ``BowClassifier`` or
     ``LstmClassifier``; anything else raises :class:`~textrobust.bounds.support.
@@ -94,6 +95,7 @@ class Verifier:
     def __init__(self, model: Any) -> None:
         self.kind = architecture_of(model)
         self.model = copy.deepcopy(model).to(torch.float64).eval()
+        self.device = next(self.model.parameters()).device
         self.scale = EmbeddingScale.from_table(self.model.embedding.weight)
 
     def __repr__(self) -> str:
@@ -103,12 +105,12 @@ class Verifier:
     def embed(self, ids: Sequence[int]) -> torch.Tensor:
         """The raw embedding ``[T, D]`` (float64) of one text's token ids."""
         with torch.no_grad():
-            return self.model.embedding(torch.as_tensor(list(ids), dtype=torch.long))
+            return self.model.embedding(torch.as_tensor(list(ids), dtype=torch.long, device=self.device))
 
     def logits(self, embedded: torch.Tensor) -> torch.Tensor:
         """The float64 logits of one embedded text ``[T, D]`` (or a batch ``[B, T, D]``)."""
         batch = embedded if embedded.dim() == 3 else embedded.unsqueeze(0)
-        mask = torch.ones(batch.shape[:2], dtype=torch.bool)
+        mask = torch.ones(batch.shape[:2], dtype=torch.bool, device=self.device)
         with torch.no_grad():
             out = self.model.forward_embedded(batch.to(torch.float64), mask)
         return out if embedded.dim() == 3 else out[0]
@@ -123,8 +125,8 @@ class Verifier:
         with torch.no_grad(), _one_thread():
             lower = region.lower.unsqueeze(0)
             upper = region.upper.unsqueeze(0)
-            mask = torch.ones(lower.shape[:2], dtype=torch.bool)
-            ibp = margin_lower_ibp(self.model, lower, upper, mask, torch.tensor([label]))[0]
+            mask = torch.ones(lower.shape[:2], dtype=torch.bool, device=self.device)
+            ibp = margin_lower_ibp(self.model, lower, upper, mask, torch.tensor([label], device=self.device))[0]
             used = "ibp"
             bound = ibp
             if method is BoundMethod.CROWN and self.kind in ("cnn", "bow"):

@@ -65,7 +65,7 @@ def affine_preactivations(model: nn.Module, kind: str, region: Region) -> tuple[
                         coef[:, t, j, :] = w[:, :, k]
             values.append(h.reshape(-1))
             coefs.append(coef.reshape(filters * length, len(region.positions), dim))
-            groups.append(offset + torch.arange(filters * length).reshape(filters, length))
+            groups.append(offset + torch.arange(filters * length, device=center.device).reshape(filters, length))
             offset += filters * length
         return torch.cat(values), torch.cat(coefs), torch.cat(groups)
     first = hidden_layer(cast("BowClassifier", model))
@@ -73,7 +73,7 @@ def affine_preactivations(model: nn.Module, kind: str, region: Region) -> tuple[
         w = first.weight.to(torch.float64)  # [H, D]
         value = center.mean(dim=0) @ w.T + first.bias.to(torch.float64)
         coef = (w / length).unsqueeze(1).expand(w.shape[0], len(region.positions), dim).clone()
-        return value, coef, torch.arange(w.shape[0]).unsqueeze(1)
+        return value, coef, torch.arange(w.shape[0], device=center.device).unsqueeze(1)
     return None
 
 
@@ -100,7 +100,7 @@ def crown_margin_lower(model: nn.Module, kind: str, region: Region, label: int,
     upper = -lower_linear(-coef, -value, region)
     gl, gu = lower[groups], upper[groups]  # [P, G]
     star = gl.argmax(dim=1)  # window with the largest lower bound
-    rows = torch.arange(groups.shape[0])
+    rows = torch.arange(groups.shape[0], device=groups.device)
     idx = groups[rows, star]
     ls, us = lower[idx], upper[idx]
     # ReLU lower line through the origin: slope 1 when active or when u >= -l, else 0

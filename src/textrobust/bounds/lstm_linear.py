@@ -153,7 +153,7 @@ def s_shaped_lines(kind: str | torch.Tensor, l: torch.Tensor, u: torch.Tensor
     b_low, b_up = np.where(sig, 0.5 + b_low / 2, b_low), np.where(sig, 0.5 + b_up / 2, b_up)
 
     def as_tensor(v: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(v)).to(l.dtype)
+        return torch.as_tensor(np.ascontiguousarray(v), dtype=l.dtype, device=l.device)
 
     return as_tensor(a_low), as_tensor(b_low), as_tensor(a_up), as_tensor(b_up)
 
@@ -308,7 +308,7 @@ def _direction(lstm: nn.LSTM, suffix: str, region: Region, steps: list[int], con
     h, c = Affine.constant(zeros, n), Affine.constant(zeros, n)
     exact = True  # no perturbed word read yet: the states are points
     best: Affine | None = None
-    index = torch.zeros(hidden, dtype=torch.long)
+    index = torch.zeros(hidden, dtype=torch.long, device=zeros.device)
     lowers, uppers = [], []
     for t in steps:
         x = region.center[t]
@@ -367,7 +367,7 @@ def _step(w_ih: torch.Tensor, w_hh: torch.Tensor, abs_ih: torch.Tensor, abs_hh: 
     upper = torch.minimum(lin_upper, gm + gr)
     lower, upper = _ordered(lower, upper)
     # PyTorch's gate order i, f, g, o: sigmoid on all but g (one call for the four gates)
-    sigmoid_rows = torch.ones(4 * hidden, dtype=torch.bool)
+    sigmoid_rows = torch.ones(4 * hidden, dtype=torch.bool, device=lower.device)
     sigmoid_rows[2 * hidden:3 * hidden] = False
     gates = _activation(sigmoid_rows, Affine(lo_coef, lo_val, up_coef, up_val, lower, upper))
     i, f, g, o = (_rows(gates, k * hidden, (k + 1) * hidden) for k in range(4))

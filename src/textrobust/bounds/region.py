@@ -115,7 +115,7 @@ def hull(center: torch.Tensor, positions: Sequence[int], vectors: Sequence[torch
         raise ConfigError(f"hull needs one vector set per position. Got {len(vectors)} for {len(positions)} positions.")
     lower, upper = center.clone(), center.clone()
     for p, words in zip(positions, vectors):
-        words = torch.as_tensor(words, dtype=torch.float64).reshape(-1, center.shape[1])
+        words = torch.as_tensor(words, dtype=torch.float64, device=center.device).reshape(-1, center.shape[1])
         if words.shape[0]:
             lower[p] = torch.minimum(lower[p], words.min(dim=0).values)
             upper[p] = torch.maximum(upper[p], words.max(dim=0).values)

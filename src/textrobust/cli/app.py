@@ -2,7 +2,9 @@
 
 Commands are thin: they parse options, build components from the registries (never with
 ``eval``), run an analysis with a progress bar and print a summary table. Each command
-lives in its own module with a ``register(app)`` function; this module only joins them.
+lives in its own module with a ``register(app)`` function; this module only joins them. The
+analysis commands are generated from the analyses' settings (:mod:`textrobust.cli.generated`):
+adding an analysis to :data:`textrobust.analyses.ANALYSES` adds its command.
 """
 
 from __future__ import annotations
@@ -10,25 +12,9 @@ from __future__ import annotations
 import os
 import sys
 
-from textrobust.cli import (
-    accs,
-    assets,
-    attack,
-    attribution,
-    audit,
-    compare,
-    components,
-    data,
-    evaluate,
-    export,
-    gate,
-    msr,
-    radius,
-    report,
-    second_order,
-    train,
-)
-from textrobust.cli.common import App, Group, Terminated, err_console, stop_on_sigterm
+from textrobust.cli import assets, audit, compare, components, data, export, gate, generated, report, train
+from textrobust.cli.common import App, Group, Terminated, err_console, stop_on_sigterm, threads_for_this_machine
+from textrobust.threads import passive_waits
 
 app = App(
     name="textrobust",
@@ -39,22 +25,9 @@ app = App(
     pretty_exceptions_enable=False,
 )
 
-for module in (audit, report, compare, gate, assets, components, data, train, evaluate, attack, second_order, radius,
-               accs, export, attribution, msr):
+# one command per registered analysis, generated from its settings (textrobust.cli.generated)
+for module in (audit, report, compare, gate, assets, components, data, train, generated, export):
     module.register(app)
-
-
-def threads_for_this_machine() -> int:
-    """Intra-op threads for torch and BLAS: ``TEXTROBUST_THREADS`` when set, else the
-    cores this process may run on (its CPU affinity, which in a container can be fewer
-    than the machine's cores that torch would count)."""
-    given = os.environ.get("TEXTROBUST_THREADS", "").strip()
-    if given.isdigit() and int(given) >= 1:
-        return int(given)
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except (AttributeError, OSError):  # not on Linux
-        return max(os.cpu_count() or 1, 1)
 
 
 def main() -> None:
@@ -65,6 +38,9 @@ def main() -> None:
     # load); a value the user set wins.
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(name, str(threads_for_this_machine()))
+    # idle OpenMP threads sleep instead of spinning: spinning threads made audits many
+    # times slower on busy cores (issue 31; textrobust.threads says why)
+    passive_waits()
     stop_on_sigterm()  # SIGTERM ends a run as Ctrl-C does: what is saved, how to resume
     try:
         app()

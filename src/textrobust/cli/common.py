@@ -13,9 +13,10 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from textrobust.errors import SettingsError
+from textrobust.threads import affinity_cpus, cgroup_cpu_quota, choose_threads
 
 __all__ = ["App", "Command", "Group", "Terminated", "console", "err_console", "fail", "fmt", "human_size",
-           "settings_message", "stop_on_sigterm"]
+           "settings_message", "stop_on_sigterm", "threads_for_this_machine"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -160,3 +161,14 @@ def fmt(value: Any, kind: str = "") -> str:
             return f"{value:.1%}"
         return f"{value:,.2f}"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def threads_for_this_machine() -> int:
+    """Intra-op threads for torch and BLAS: ``TEXTROBUST_THREADS`` when set, else the
+    cores this process may run on (its CPU affinity, which in a container can be fewer
+    than the machine's cores that torch would count), at most its cgroup CPU quota
+    (:func:`textrobust.threads.choose_threads` without the load)."""
+    given = os.environ.get("TEXTROBUST_THREADS", "").strip()
+    if given.isdigit() and int(given) >= 1:
+        return int(given)
+    return choose_threads(affinity_cpus(), cgroup_cpu_quota(), None)

@@ -17,10 +17,12 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from textrobust.devices import DEVICE_HELP, DTYPE_HELP
+
 __all__ = [
     "Address", "Data", "Executor", "IdColumn", "LabelColumn", "LabelMap", "LabelNames", "LabelsByPosition", "Out",
     "PairColumn", "Resume", "Seed", "SkipBadRows", "Split", "TextColumn", "VictimOpt", "Workers", "Encoding",
-    "FileFormatOpt", "Quiet", "SHARED", "with_shared_options", "Require", "Junit",
+    "FileFormatOpt", "Quiet", "ThreadsOpt", "Device", "Dtype", "AllowPrecisionChange", "SHARED", "with_shared_options", "Require", "Junit",
 ]
 
 _DATA = "data"
@@ -67,6 +69,9 @@ Workers = Annotated[Optional[int], typer.Option("--workers", help="Worker proces
                                                 rich_help_panel=_RUN)]
 Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: 'auto' or a head address; "
                                                 "default: a local Ray instance.", rich_help_panel=_RUN)]
+GpusPerWorker = Annotated[Optional[float], typer.Option(
+    "--gpus-per-worker", help="GPUs each Ray actor reserves (e.g. 1, or 0.5: two actors share a GPU); the "
+    "instance must have room for --workers of them. Default: none (docs/ray.md).", rich_help_panel=_RUN)]
 MaxWords = Annotated[Optional[int], typer.Option("--max-words", help="Longest text analysed, in words per "
                                                 "column (default: what the victim reads, e.g. 128).",
                                                 rich_help_panel=_DATA)]
@@ -74,6 +79,14 @@ LengthPolicyOpt = Annotated[str, typer.Option("--length-policy", help="Longer te
                                               "summary.json) or error (an error record each).",
                                               rich_help_panel=_DATA)]
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bars.", rich_help_panel=_RUN)]
+ThreadsOpt = Annotated[str, typer.Option("--threads", help="torch threads: auto (the CPUs this process may use, by "
+                                         "affinity and cgroup quota; TEXTROBUST_THREADS overrides) or a count.",
+                                         rich_help_panel=_RUN)]
+Device = Annotated[str, typer.Option("--device", help=DEVICE_HELP, rich_help_panel=_RUN)]
+Dtype = Annotated[str, typer.Option("--dtype", help=DTYPE_HELP, rich_help_panel=_RUN)]
+AllowPrecisionChange = Annotated[bool, typer.Option(
+    "--allow-precision-change", help="Audit a --dtype below float32 even when its predictions agree with "
+    "float32 on less than 99% of a sample (the agreement is reported).", rich_help_panel=_RUN)]
 
 _GATE = "gate"
 #: The robustness gate (:mod:`textrobust.audit.requirements`): ``audit`` and ``gate`` take these.
@@ -97,7 +110,9 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "labels_by_position": (LabelsByPosition, False), "max_words": (MaxWords, None),
     "length_policy": (LengthPolicyOpt, "truncate"),
     "resume": (Resume, False), "seed": (Seed, 0), "executor": (Executor, "local"), "workers": (Workers, None),
-    "address": (Address, None), "quiet": (Quiet, False),
+    "address": (Address, None), "gpus_per_worker": (GpusPerWorker, None), "quiet": (Quiet, False),
+    "threads": (ThreadsOpt, "auto"),
+    "device": (Device, "auto"), "dtype": (Dtype, "float32"), "allow_precision_change": (AllowPrecisionChange, False),
 }
 
 

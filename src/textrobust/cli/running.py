@@ -17,10 +17,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from textrobust.audit import run_folder
 from textrobust.cli.common import Terminated, console, err_console, fail, fmt
 from textrobust.errors import ConfigError, TextRobustError
 
 __all__ = ["check_out", "check_seed", "data_options", "print_result", "run_analyses", "stored_options"]
+
+#: The stored run's settings and shared options, read by the library (:mod:`textrobust.audit.run_folder`).
+stored_options = run_folder.stored_options
 
 MAX_SEED = 2**63 - 1
 _SHARED_FROM_STORE = ("victim", "data", "split", "seed")
@@ -44,28 +48,6 @@ def check_out(out: Path) -> None:
 
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ConfigError(f"The '--out' folder ({out}) cannot be written: {probe} is not writable.")
-
-
-def stored_options(out: Path, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The latest ``kind`` run in ``out``'s store: its settings, and its shared options
-    (victim, data, split, seed and the data's column options); ``({}, {})`` when none.
-    (The settings are merged by :func:`textrobust.audit.run`; the shared options, which
-    Python passes explicitly, are the command line's to fill in.)"""
-    from textrobust.store import RunStore
-
-    path = out / "store.sqlite"
-    if not path.is_file():
-        return {}, {}
-    with RunStore(path) as store:
-        run = store.latest_run(kind)
-        if run is None:
-            return {}, {}
-        config = run.config
-        data = config.get("data") or {}
-        shared: dict[str, Any] = {"victim": config.get("victim"), "data": data.get("dataset"),
-                                  "split": data.get("split"), "seed": run.seed}
-        shared.update(data.get("options") or {})
-        return dict(config.get("settings") or {}), shared
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -113,9 +95,11 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
             label_map=parse_label_map(params.get("label_map")),
             labels_by_position=bool(params.get("labels_by_position")), resume=bool(params.get("resume")),
             executor=params.get("executor", "local"), workers=params.get("workers"), address=params.get("address"),
+            gpus_per_worker=params.get("gpus_per_worker"),
             seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title,
             max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"),
-            profile=profile)
+            profile=profile, device=params.get("device") or "auto", dtype=params.get("dtype") or "float32",
+            allow_precision_change=bool(params.get("allow_precision_change")), threads=params.get("threads", "auto"))
     except TextRobustError as exc:
         fail(exc)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)

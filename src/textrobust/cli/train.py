@@ -11,6 +11,7 @@ from rich.table import Table
 
 from textrobust.cli.common import console, fail
 from textrobust.defenses import Defense
+from textrobust.devices import DEVICE_HELP
 from textrobust.defenses.adversarial import AdversarialSettings
 from textrobust.defenses.augment import AugmentSettings
 from textrobust.errors import ConfigError, TextRobustError
@@ -45,6 +46,9 @@ def train(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     epochs: Annotated[Optional[int], typer.Option(help="Epochs (default: the architecture's; for certified, "
                                                        "those of the normal training it starts from).")] = None,
+    max_train: Annotated[Optional[int], typer.Option(
+        help="Train on a seeded subset of this many training examples: a quicker, somewhat less accurate victim "
+             "(default: all).")] = None,
     defense: Annotated[Defense, typer.Option(help="Harden against word substitutions: none, adversarial (train "
                                                    "on attacks of the model as it trains), augment (synonym "
                                                    "copies) or certified (IBP training).")] = Defense.none,
@@ -65,6 +69,9 @@ def train(
                                                             "CertifiedTrainingConfig's).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted training from the checkpoint "
                                                           "it left in --out (not for certified).")] = False,
+    device: Annotated[str, typer.Option("--device", help=DEVICE_HELP + " Recorded on the model card.")] = "auto",
+    dtype: Annotated[str, typer.Option("--dtype", help="Training runs in float32 only (reduced precision is "
+                                                       "for `textrobust audit --dtype`).")] = "float32",
 ) -> None:
     """Train a victim of the zoo and save it (safetensors + JSON config + model card),
     optionally hardened with a defense (--defense). A checkpoint is written into --out
@@ -81,6 +88,12 @@ def train(
             raise ConfigError(f"The '--seed' option of train must be from 0 to 2^32-1. Got {seed} instead.")
         if epochs is not None and not 1 <= epochs <= 10_000:
             raise ConfigError(f"The '--epochs' option must be from 1 to 10000. Got {epochs} instead.")
+        if max_train is not None and not 1 <= max_train <= 2**53:
+            raise ConfigError(f"The '--max-train' option must be between 1 and 2^53. Got {max_train} instead.")
+        from textrobust.zoo.training import training_placement
+
+        training_placement(device, dtype)  # an absent device or a reduced dtype: exit 2 before any work
+        training = {"max_train_examples": max_train} if max_train is not None else None
         if out is None:  # the cache, where `--victim <arch>` finds it
             from textrobust.zoo import zoo_victim_dir
 
@@ -98,13 +111,14 @@ def train(
         label = f"training {arch}" if defense is Defense.none else f"training {arch} ({defense.value})"
         with rich_progress(label) as progress:
             if defense is Defense.none:
-                trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs, progress=progress,
-                                       checkpoint=True, resume=resume)
+                trained = train_victim(arch, data, out=out, seed=seed, epochs=epochs, training=training,
+                                       progress=progress, checkpoint=True, resume=resume, device=device, dtype=dtype)
             else:
                 from textrobust.defenses import harden
 
                 trained = harden(arch, data, out=out, defense=defense.value, settings=chosen, seed=seed,
-                                 epochs=epochs, progress=progress, checkpoint=True, resume=resume)
+                                 epochs=epochs, training=training, progress=progress, checkpoint=True, resume=resume,
+                                 device=device)
     except TextRobustError as exc:
         fail(exc)
         return
@@ -158,7 +172,7 @@ def _limit_threads() -> None:
 
     import torch
 
-    from textrobust.cli.app import threads_for_this_machine
+    from textrobust.cli.common import threads_for_this_machine
     from textrobust.cli.common import err_console
 
     threads = threads_for_this_machine()

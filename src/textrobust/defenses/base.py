@@ -70,21 +70,22 @@ def harden(
     progress: Callable[[Any], None] | None = None,
     checkpoint: bool = False,
     resume: bool = False,
+    device: str = "auto",
     **parts: Any,
 ) -> Any:
     """Train the zoo architecture ``arch`` on ``dataset`` with ``defense`` and save it at
     ``out``; returns the :class:`~textrobust.zoo.training.TrainedVictim`.
 
     ``settings``: the defense's settings (:func:`settings_type`) or a mapping of them;
-    ``epochs``, ``config``, ``training``, ``vectors``, ``progress``, ``checkpoint`` and
-    ``resume`` are :func:`~textrobust.zoo.train_victim`'s (for "certified", those of the
+    ``epochs``, ``config``, ``training``, ``vectors``, ``progress``, ``checkpoint``,
+    ``resume`` and ``device`` are :func:`~textrobust.zoo.train_victim`'s (for "certified", those of the
     normal training it starts from). ``parts``: collaborators a defense accepts instead of
     building its own (``table`` for augment and certified, ``make_attack`` for
     adversarial), as tests and benchmarks pass them.
     """
     name = _name(defense)
     kwargs = dict(out=out, seed=seed, epochs=epochs, config=config, training=training, vectors=vectors,
-                  progress=progress, checkpoint=checkpoint, resume=resume)
+                  progress=progress, checkpoint=checkpoint, resume=resume, device=device)
     if name == "none":
         if settings:
             raise ConfigError(f"The defense 'none' takes no settings. Got {dict(settings)!r} instead.")

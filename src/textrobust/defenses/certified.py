@@ -63,11 +63,12 @@ def _base_folder(base: str) -> Path:
 def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out: Path, seed: int = 0,
                     epochs: int | None = None, config: Any = None, training: Any = None, vectors: Any = None,
                     progress: Any = None, checkpoint: bool = False, resume: bool = False,
-                    table: Mapping[str, Sequence[str]] | None = None) -> Any:
+                    table: Mapping[str, Sequence[str]] | None = None, device: str = "auto") -> Any:
     """Train ``arch`` with certified (IBP) training (see the module docstring); ``table``:
     the substitution sets (default: the checked synonym table). ``epochs``, ``config``,
     ``training``, ``vectors`` and ``checkpoint`` apply to the normal training of the base
-    model (when no ``base`` is given)."""
+    model (when no ``base`` is given); ``device``: where both trainings run (recorded on
+    the card)."""
     import copy
 
     import torch
@@ -91,6 +92,9 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
     if arch not in SUPPORTED:
         raise ConfigError(f"Certified training needs bound propagation, which covers the architectures "
                           f"{', '.join(SUPPORTED)}. Got '{arch}'.")
+    from textrobust.devices import resolve_placement
+
+    placement = resolve_placement(device, "float32")
     cert = CertifiedTrainingConfig(**{"seed": seed, **settings.training})
     data = TrainingData.bundled(dataset) if isinstance(dataset, str) else dataset
     out = check_victim_target(out)
@@ -104,12 +108,12 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
             raise ConfigError(f"The base victim {folder} is a '{described.get('architecture')}', not a '{arch}'.")
         if base_card is not None and base_card.dataset != data.name:
             raise ConfigError(f"The base victim {folder} was trained on '{base_card.dataset}', not '{data.name}'.")
-        victim = load_victim(folder)
+        victim = load_victim(folder, placement=placement)
         base_name = str(folder)
     else:
         with tempfile.TemporaryDirectory(prefix="textrobust-certified-base-") as tmp:
             trained = train_victim(arch, data, out=Path(tmp) / "base", seed=seed, epochs=epochs, config=config,
-                                   training=training, vectors=vectors, progress=progress)
+                                   training=training, vectors=vectors, progress=progress, device=placement.device)
         victim, base_card, base_name = trained.victim, trained.card, "trained first (same seed and options)"
         described = {"model_config": trained.card.model_config}
     base_seconds = time.perf_counter() - started
@@ -161,7 +165,8 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
         test_accuracy=round(test.clean, 6),
         train_seconds=round(train_seconds, 2), parameters=sum(p.numel() for p in module.parameters()),
         epochs_run=len(logs), best_epoch=len(logs), vocab_size=len(vocab), model_config=model_config.to_dict(),
-        training=cert.to_dict(), torch_threads=torch.get_num_threads(), package_versions=package_versions(),
+        training=cert.to_dict(), torch_threads=torch.get_num_threads(), device=placement.device,
+        package_versions=package_versions(),
         created=now_iso(), notes=f"certified (IBP) fine-tuning of a normally trained {arch} ({base_name})",
         extra={"dev_history": [{"epoch": log.epoch, "eps": log.eps, "kappa": log.kappa,
                                 "clean": None if log.dev is None else round(log.dev.clean, 6),

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from textrobust.devices import Placement
 from textrobust.errors import AssetMissingError, ConfigError, MissingDependencyError
 from textrobust.fill_in.masked import MaskedBatch, MaskedFillIn
 
@@ -126,6 +127,16 @@ class HuggingFaceFillIn(MaskedFillIn):
             )
         return cls(model, tokenizer, name=str(folder), **settings)
 
+    @property
+    def device(self) -> Any:
+        """The ``torch.device`` of the model's weights."""
+        return next(self.model.parameters()).device
+
+    def place(self, placement: Placement) -> HuggingFaceFillIn:
+        """The model moved to ``placement``'s device and float type (in place, returned)."""
+        self.model = placement.place(self.model).eval()
+        return self
+
     def _mask_logits(self, batch: MaskedBatch) -> Any:
         import torch
 
@@ -142,7 +153,7 @@ class HuggingFaceFillIn(MaskedFillIn):
                 kwargs["token_type_ids"] = batch.token_type_ids[s : s + step]
             logits = self.model(**kwargs).logits
             index = batch.mask_index[s : s + step]
-            pieces.append(logits[torch.arange(logits.shape[0]), index])
+            pieces.append(logits[torch.arange(logits.shape[0], device=logits.device), index])
         return torch.cat(pieces)
 
     def __repr__(self) -> str:

@@ -161,8 +161,8 @@ class MaskedFillIn:
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             batch = self._pad([encoded[i] for i in chunk], torch)
-            with torch.inference_mode():
-                logits = self._mask_logits(batch).float()  # [B, V]
+            with torch.inference_mode():  # the model runs on its device; the answers come back to the CPU
+                logits = self._mask_logits(batch).float().cpu()  # [B, V]
             self.masks_scored += len(chunk)
             yield chunk, logits
 
@@ -228,17 +228,31 @@ class MaskedFillIn:
         return [ids[j] for j in keep], [type_ids[j] for j in keep] if type_ids is not None else None, at - start + 1
 
     def _pad(self, rows: list[tuple[list[int], list[int] | None, int]], torch: Any) -> MaskedBatch:
+        """The padded batch, its tensors created on the model's :attr:`device`."""
         width = max(len(r[0]) for r in rows)
-        ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        types = torch.zeros((len(rows), width), dtype=torch.long) if self._type_ids else None
+        ids = np.full((len(rows), width), self._pad_id, dtype=np.int64)
+        attention = np.zeros((len(rows), width), dtype=np.int64)
+        types = np.zeros((len(rows), width), dtype=np.int64) if self._type_ids else None
         for i, (row, type_row, _) in enumerate(rows):
-            ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+            ids[i, : len(row)] = row
             attention[i, : len(row)] = 1
             if types is not None and type_row is not None:
-                types[i, : len(type_row)] = torch.tensor(type_row, dtype=torch.long)
-        mask_index = torch.tensor([r[2] for r in rows], dtype=torch.long)
-        return MaskedBatch(ids, attention, types, mask_index)
+                types[i, : len(type_row)] = type_row
+        device = self.device
+
+        def tensor(array: np.ndarray) -> Any:
+            return torch.as_tensor(array, device=device)
+
+        return MaskedBatch(tensor(ids), tensor(attention), None if types is None else tensor(types),
+                           tensor(np.asarray([r[2] for r in rows], dtype=np.int64)))
+
+    @property
+    def device(self) -> Any:
+        """The ``torch.device`` of the model's weights (the CPU unless a subclass says
+        otherwise): each batch's token ids are created there."""
+        import torch
+
+        return torch.device("cpu")
 
     def _mask_logits(self, batch: MaskedBatch) -> Any:
         """Logits over the whole vocabulary at each row's mask: a tensor ``[B, V]``."""

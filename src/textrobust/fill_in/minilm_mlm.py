@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import AssetMissingError, ConfigError, MissingDependencyError
 from textrobust.fill_in.masked import MaskedBatch, MaskedFillIn
 
@@ -219,6 +220,18 @@ class MiniLMFillIn(MaskedFillIn):
         encoder, tokenizer = load_minilm(encoder_path)
         return cls(encoder, tokenizer, head, config, **settings)
 
+    @property
+    def device(self) -> Any:
+        """The ``torch.device`` of the encoder's weights."""
+        return next(self.encoder.parameters()).device
+
+    def place(self, placement: Placement) -> MiniLMFillIn:
+        """The encoder and the head moved to ``placement``'s device and float type (in
+        place, returned)."""
+        self.encoder = placement.place(self.encoder).eval()
+        self.head = {name: placement.place(tensor) for name, tensor in self.head.items()}
+        return self
+
     def _mask_logits(self, batch: MaskedBatch) -> Any:
         import torch
 
@@ -226,7 +239,7 @@ class MiniLMFillIn(MaskedFillIn):
         if batch.token_type_ids is not None:
             kwargs["token_type_ids"] = batch.token_type_ids
         output = self.encoder(**kwargs, output_hidden_states=True)
-        rows = torch.arange(batch.input_ids.shape[0])
+        rows = torch.arange(batch.input_ids.shape[0], device=batch.input_ids.device)
         states = torch.stack([output.hidden_states[x][rows, batch.mask_index] for x in self.layers], dim=1)
         return head_logits(self.head, states, self.encoder.get_input_embeddings().weight, eps=self._eps)
 

@@ -48,6 +48,7 @@ from pydantic import Field
 
 from textrobust.attack.candidates.fill_in import FillIn
 from textrobust.attack.candidates.inflection import is_word, match_case
+from textrobust.devices import Placement
 from textrobust.attack.problem import Substitution
 from textrobust.config import Config
 from textrobust.errors import ConfigError
@@ -483,10 +484,11 @@ class NeighbourSource:
         return f"NeighbourSource({self.neighbourhood!r}{extra})"
 
 
-def load_fill_in(name: str | None = None) -> FillIn:
+def load_fill_in(name: str | None = None, placement: Placement | None = None) -> FillIn:
     """A fill-in model: a name registered in ``textrobust.fill_in.FILL_INS`` or the path of
     a local Hugging Face masked-LM folder; None: ``textrobust.fill_in.DEFAULT_FILL_IN``
-    (``minilm_gemma``: the tuned MiniLM times Gemma's left context)."""
+    (``minilm_gemma``: the tuned MiniLM times Gemma's left context). ``placement``: the
+    run's :class:`~textrobust.devices.Placement` (see ``textrobust.fill_in.load_fill_in``)."""
     from textrobust.errors import TextRobustError
 
     try:
@@ -496,7 +498,7 @@ def load_fill_in(name: str | None = None) -> FillIn:
             f"No fill-in models are available (textrobust.fill_in could not be imported: {exc}). "
             "Second-order neighbourhoods need one."
         ) from None
-    return load(name)
+    return load(name, placement=placement)
 
 
 def _chunks(items: Sequence[Text], size: int) -> Iterable[Sequence[Text]]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from textrobust.attack.candidates.fill_in import FillIn
+from textrobust.devices import Placement
 from textrobust.errors import AssetMissingError, ConfigError, MissingDependencyError
 from textrobust.fill_in.causal_rescore import CausalRescoreFillIn
 from textrobust.fill_in.huggingface import HuggingFaceFillIn
@@ -36,7 +37,7 @@ from textrobust.fill_in.minilm_tuned import tuned_fill_in
 from textrobust.fill_in.product import ProductFillIn
 from textrobust.registry import Registry
 
-__all__ = ["DEFAULT_FILL_IN", "FILL_INS", "default_fill_in", "load_fill_in"]
+__all__ = ["DEFAULT_FILL_IN", "FILL_INS", "FILL_IN_HELP", "default_fill_in", "load_fill_in"]
 
 #: Registered fill-ins: name -> factory(**settings).
 FILL_INS: Registry[Callable[..., FillIn]] = Registry("fill-in")
@@ -44,6 +45,12 @@ FILL_INS: Registry[Callable[..., FillIn]] = Registry("fill-in")
 #: The name of the default fill-in: the route with the best recall@20 that meets the speed
 #: bar (>= 300 candidates/s on two cores; issue 13, benchmarks/results/fill_in.md).
 DEFAULT_FILL_IN = "minilm_gemma"
+
+#: The help of a neighbourhood ``fill_in`` setting (its field description, the CLI option's help).
+FILL_IN_HELP = ("Fill-in model of the neighbourhoods: minilm_gemma (the default: tuned MiniLM x Gemma 3 270M's "
+                "left context, recall@20 34-39%, ~450 candidates/s), minilm_tuned (the MiniLM part alone, no Gemma "
+                "needed: 26%, ~2,000/s), minilm_mlm (weaker), causal_rescore (Gemma 3 270M propose-and-rescore: "
+                "~2 candidates/s, minutes per example) or a local masked-LM folder.")
 
 
 @FILL_INS.register("minilm_mlm", "MiniLM encoder + the project's trained MLM head (offline, fast; logits)")
@@ -123,12 +130,22 @@ def default_fill_in(**settings: Any) -> FillIn:
     return FILL_INS.get(DEFAULT_FILL_IN)(**settings)
 
 
-def load_fill_in(spec: str | Path | None = None, **settings: Any) -> FillIn:
+def load_fill_in(spec: str | Path | None = None, *, placement: Placement | None = None, **settings: Any) -> FillIn:
     """A fill-in by registered name, or from a local masked-LM folder; None: the default.
+    ``placement``: the device and float type of a masked-LM fill-in (``minilm_tuned``,
+    ``minilm_mlm``, a folder); ``minilm_gemma`` and ``causal_rescore`` run on the CPU in
+    float32 (their Gemma code builds its tensors on the CPU).
 
     >>> load_fill_in("minilm_mlm")                         # doctest: +SKIP
     >>> load_fill_in("~/models/distilbert-base-uncased")   # doctest: +SKIP
     """
+    fill_in = _load_fill_in(spec, **settings)
+    if placement is not None and isinstance(fill_in, (MiniLMFillIn, HuggingFaceFillIn)):
+        fill_in.place(placement)
+    return fill_in
+
+
+def _load_fill_in(spec: str | Path | None = None, **settings: Any) -> FillIn:
     if spec is None:
         return default_fill_in(**settings)
     if isinstance(spec, str) and spec in FILL_INS:

@@ -31,6 +31,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.similarity.cache import LRUCache
 from textrobust.text import Text
@@ -107,12 +108,19 @@ class CausalLM:
 
     # ---- construction ------------------------------------------------------------------------
     @classmethod
-    def default(cls, path: str | Path | None = None, **settings: Any) -> CausalLM:
-        """The project's causal LM (Gemma 3 270M, float32), from the asset cache or ``path``."""
+    def default(cls, path: str | Path | None = None, *, placement: Placement | None = None,
+                **settings: Any) -> CausalLM:
+        """The project's causal LM (Gemma 3 270M), from the asset cache or ``path``, on
+        ``placement`` (the run's ``--device`` and ``--dtype``; ``None``: the CPU in float32)."""
         from textrobust.assets import causal_lm
 
-        model, tokenizer = causal_lm(path)
+        model, tokenizer = causal_lm(path, placement)
         return cls(model, tokenizer, **settings)
+
+    @property
+    def device(self) -> Any:
+        """The ``torch.device`` the model's weights are on: token ids are created there."""
+        return next(self.model.parameters()).device
 
     @property
     def vocab_size(self) -> int:
@@ -269,13 +277,14 @@ class CausalLM:
         import torch
 
         width = max([len(r) for r in rows] + [1])
-        ids = torch.full((len(rows), width), self._pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        ids = np.full((len(rows), width), self._pad, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
         for i, row in enumerate(rows):
             if len(row):
-                ids[i, : len(row)] = torch.tensor(list(row), dtype=torch.long)
+                ids[i, : len(row)] = np.asarray(list(row), dtype=np.int64)
                 mask[i, : len(row)] = 1
-        return ids, mask
+        device = self.device
+        return torch.as_tensor(ids, device=device), torch.as_tensor(mask, device=device)
 
     def _hidden(self, ids: Any, mask: Any) -> Any:
         base = self.model.base_model

@@ -140,7 +140,7 @@ def load_run_folder(path: str | os.PathLike[str], name: str | None = None) -> Ru
             declared = PER_EXAMPLE.get(analysis_name)
             analyses[analysis_name] = AnalysisRun(
                 analysis_name, analysis.title, analysis.unit, run.run_id, analysis.settings.to_dict(), tuple(records),
-                tuple(failures), tuple(section.get("headline", [])),
+                tuple(failures), tuple(h.to_dict() for h in section.headline),
                 tuple(declared.figures(records, analysis.settings.to_dict())) if declared else (),
                 tuple(declared.outcomes(records)) if declared else ())
     if not analyses:

@@ -94,6 +94,18 @@ def _card(card: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"known": bool(card), "shown": shown, "rest": rest}
 
 
+def _placement(placement: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The model facts of where the victim ran (``--device``, ``--dtype``) and, below
+    float32, how often it agreed with its float32 self."""
+    if not placement:
+        return []
+    rows = [("device", str(placement["device"])), ("float type", str(placement["dtype"]))]
+    if placement.get("agreement") is not None:
+        rows.append(("agreement with float32",
+                     f"{format_value(placement['agreement'], '%')} of {placement.get('agreement_sample')} texts"))
+    return rows
+
+
 def _segments(tokens: Sequence[str], changed: set[int]) -> list[dict[str, Any]]:
     """The tokens in order, each marked changed or not. When no token carries whitespace
     (words without their gaps), a space is put between words."""
@@ -187,7 +199,8 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
     data, run = report["data"], report["run"]
     run_rows = [("time", f"{run['seconds']:,.1f} s"),
                 ("model queries", format_value(run["queries"], "int")),
-                ("executor", f"{run['executor']} ({format_value(run['workers'], 'int')} workers)"),
+                ("executor", f"{run['executor']} ({format_value(run['workers'], 'int')} workers"
+                             + (f", {run['gpus_per_worker']:g} GPU each)" if run.get("gpus_per_worker") else ")")),
                 ("resumed from the store", format_value(run["resumed"])),
                 ("seed", format_value(run.get("seed"), "text")),
                 ("run store", run["store"]),
@@ -196,7 +209,8 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "title": report["title"],
         "victim": {"name": report["victim"]["name"], "path": report["victim"]["path"],
-                   "card": _card(report["victim"].get("card"))},
+                   "card": _card(report["victim"].get("card")),
+                   "placement": _placement(report["victim"].get("placement"))},
         "data": {"name": data["name"], "split": data["split"], "examples": format_value(data["examples"], "int"),
                  "labels": data["label_names"], "notes": _data_notes(data)},
         "verdict": report["verdict"],

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.similarity.cache import LRUCache
 from textrobust.similarity.protocol import check_pairs, describe, unit_rows
 
@@ -18,7 +19,8 @@ class EncoderCosine:
 
     ``encoder`` is any object with ``encode(list[str]) -> array [n, d]``: a
     ``SentenceTransformer`` (for instance MPNet from a local folder), or a test double.
-    None means MiniLM from :func:`textrobust.assets.sentence_encoder`, loaded on first use.
+    None means MiniLM from :func:`textrobust.assets.sentence_encoder`, loaded on first use on
+    ``placement`` (the run's ``--device`` and ``--dtype``; None: the CPU in float32).
     Identical strings score exactly 1.0.
 
     >>> class Letters:  # a toy encoder: counts of a, b, c
@@ -27,8 +29,10 @@ class EncoderCosine:
     [1.0, 0.0]
     """
 
-    def __init__(self, encoder: Any | None = None, *, cache_size: int | None = 100_000) -> None:
+    def __init__(self, encoder: Any | None = None, *, cache_size: int | None = 100_000,
+                 placement: Placement | None = None) -> None:
         self._encoder = encoder
+        self._placement = placement
         self._cache: LRUCache[str, np.ndarray] = LRUCache(cache_size)
 
     @property
@@ -36,7 +40,7 @@ class EncoderCosine:
         if self._encoder is None:
             from textrobust.assets import sentence_encoder
 
-            self._encoder = sentence_encoder()
+            self._encoder = sentence_encoder(placement=self._placement)
         return self._encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from textrobust.victims.function import FunctionVictim
 from textrobust.victims.huggingface import HuggingFaceVictim
-from textrobust.victims.protocol import Capabilities, GradientVictim, Victim
+from textrobust.victims.protocol import Capabilities, EmbeddingVictim, GradientVictim, Victim
 from textrobust.victims.query import QueryLayer, QueryStats
 from textrobust.victims.sklearn import SklearnVictim
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Capabilities",
+    "EmbeddingVictim",
     "FunctionVictim",
     "GradientVictim",
     "HuggingFaceVictim",

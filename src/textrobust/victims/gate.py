@@ -32,9 +32,17 @@ from typing import Any
 
 import numpy as np
 
-from textrobust.errors import ConfigError, TextRobustError
+from textrobust.errors import CapabilityError, ConfigError, TextRobustError
 from textrobust.text import Text
-from textrobust.victims.protocol import Victim, as_texts
+from textrobust.victims.protocol import (
+    AttentionVictim,
+    Capabilities,
+    GradientVictim,
+    Victim,
+    WordIdVictim,
+    as_texts,
+)
+from textrobust.victims.protocol import unwrap as unwrap_stand_in
 
 __all__ = ["BatchingGate", "GateClosed", "GateMember", "unwrap"]
 
@@ -179,9 +187,14 @@ class BatchingGate:
 
 
 class GateMember:
-    """One member's view of the victim: probabilities go through the gate; every other
-    attribute (gradients, attentions, the embedding layer) is the victim's own, used
-    while the member holds its turn. ``victim`` is the victim itself."""
+    """One member's view of the victim: probabilities go through the gate. It declares
+    what else it offers explicitly, no attribute is forwarded unseen: the victim's own
+    ``capabilities`` and ``label_names``; gradients, attentions and word-id rows
+    (:class:`~textrobust.victims.protocol.GradientVictim`, :class:`~textrobust.victims.
+    protocol.WordIdVictim`) computed by the victim itself while the member holds its turn;
+    ``sort_window`` (the query layer's call size); and, for white-box handles (an embedding
+    layer, a tokenizer), :meth:`unwrap`, the victim itself
+    (:func:`~textrobust.victims.protocol.embedding_victim` unwraps it)."""
 
     def __init__(self, gate: BatchingGate) -> None:
         self._gate = gate
@@ -190,19 +203,55 @@ class GateMember:
     def victim(self) -> Victim:
         return self._gate.victim
 
+    def unwrap(self) -> Victim:
+        """The victim this member stands for (a :class:`~textrobust.victims.protocol.StandIn`)."""
+        return self._gate.victim
+
     @property
     def label_names(self) -> tuple[str, ...]:
         return tuple(self._gate.victim.label_names)
 
     @property
-    def capabilities(self) -> Any:
+    def capabilities(self) -> Capabilities:
         return self._gate.victim.capabilities
 
     def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
         return self._gate.probabilities(texts)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._gate.victim, name)
+    # ---- declared capabilities, computed by the victim itself ---------------------------
+    def word_gradients(self, texts: Sequence[Text], labels: Sequence[int]) -> list[np.ndarray]:
+        """The victim's :meth:`~textrobust.victims.protocol.GradientVictim.word_gradients`."""
+        victim = self._gate.victim
+        if not isinstance(victim, GradientVictim) or not victim.capabilities.gradients:
+            raise CapabilityError(f"word_gradients needs the 'gradients' capability, which {victim!r} does not declare.")
+        return victim.word_gradients(texts, labels)
+
+    def attentions(self, texts: Sequence[Text]) -> list[np.ndarray]:
+        """The victim's attention maps (the ``attention`` capability)."""
+        victim = self._gate.victim
+        if not isinstance(victim, AttentionVictim) or not victim.capabilities.attention:
+            raise CapabilityError(f"attentions needs the 'attention' capability, which {victim!r} does not declare.")
+        return victim.attentions(texts)
+
+    @property
+    def accepts_word_ids(self) -> bool:
+        """Whether the victim takes texts as rows of word ids."""
+        victim = self._gate.victim
+        return isinstance(victim, WordIdVictim) and bool(victim.accepts_word_ids)
+
+    def probabilities_of_ids(self, ids: np.ndarray) -> np.ndarray:
+        """The victim's :meth:`~textrobust.victims.protocol.WordIdVictim.probabilities_of_ids`
+        (not merged with the other members': a layer of id rows is one large call already)."""
+        victim = self._gate.victim
+        if not isinstance(victim, WordIdVictim) or not victim.accepts_word_ids:
+            raise CapabilityError(f"{victim!r} does not take texts as word ids.")
+        return victim.probabilities_of_ids(ids)
+
+    @property
+    def sort_window(self) -> int | None:
+        """The victim's ``sort_window`` (see :attr:`~textrobust.victims.query.QueryLayer.call_size`)."""
+        window = getattr(self._gate.victim, "sort_window", None)  # optional: bucketing victims only
+        return window if isinstance(window, int) and not isinstance(window, bool) else None
 
     def __repr__(self) -> str:
         return repr(self._gate.victim)
@@ -211,6 +260,4 @@ class GateMember:
 def unwrap(victim: Any) -> Any:
     """The victim behind a :class:`GateMember` (the victim itself otherwise): for code
     that needs the concrete victim type, e.g. to reach a model's embeddings."""
-    while isinstance(victim, GateMember):
-        victim = victim.victim
-    return victim
+    return unwrap_stand_in(victim)

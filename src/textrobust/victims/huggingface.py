@@ -12,20 +12,49 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import CapabilityError, ConfigError, MissingDependencyError, VictimError
 from textrobust.text import Text
 from textrobust.victims.protocol import as_texts
 from textrobust.victims.function import check_label_names, softmax
 from textrobust.victims.protocol import Capabilities
 
-__all__ = ["HuggingFaceVictim", "word_token_matrix"]
+__all__ = ["HuggingFaceVictim", "PaddingStats", "word_token_matrix"]
 
 _PICKLE_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "*.pt", "*.pth", "*.ckpt")
+
+#: With bucketing, the query layer hands a Hugging Face victim up to this many batches'
+#: worth of texts per call, so that it has enough texts to sort into similar lengths.
+BUCKET_WINDOW_BATCHES = 32
+
+
+@dataclass(frozen=True)
+class PaddingStats:
+    """Tokens a victim's forward passes have processed (see
+    :attr:`HuggingFaceVictim.padding_stats`): ``real`` tokens of the texts and ``padded``
+    positions added to fill each batch up to its longest text."""
+
+    texts: int
+    batches: int
+    real: int
+    padded: int
+
+    @property
+    def share(self) -> float:
+        """The share of processed positions that are padding (0 when nothing ran)."""
+        total = self.real + self.padded
+        return self.padded / total if total else 0.0
+
+    def minus(self, earlier: PaddingStats) -> PaddingStats:
+        """Counters accumulated since ``earlier``."""
+        return PaddingStats(self.texts - earlier.texts, self.batches - earlier.batches,
+                            self.real - earlier.real, self.padded - earlier.padded)
 
 
 def word_token_matrix(
@@ -65,6 +94,24 @@ class HuggingFaceVictim:
     Pairs are tokenized as ``tokenizer(premise, hypothesis)``. Gradients need a fast
     tokenizer (for ``offset_mapping``); with a slow one ``capabilities.gradients`` is
     False.
+
+    ``bucket`` (default True): the texts of one call are sorted by their token count
+    before they are cut into batches, so that each batch, padded to its own longest
+    text, holds texts of similar length and padding does not dominate the forward
+    passes; results come back in the caller's order. The attention mask keeps padding
+    out of every real token's computation, so bucketing changes probabilities only at
+    floating-point noise level (different matrix shapes sum in a different order): at
+    most 6e-7 in float32 on MiniLM and BERT-base (benchmarks/results/devices.md); a
+    bfloat16 model's coarse rounding makes any change of batching move probabilities by
+    up to about 4e-3. With it, :attr:`sort_window` asks the query layer for calls of up
+    to ``BUCKET_WINDOW_BATCHES * batch_size`` texts; a lockstep batch of several
+    examples (:class:`~textrobust.victims.gate.BatchingGate`) arrives as one call and is
+    sorted across examples. ``bucket=False`` cuts batches in the caller's order.
+    :attr:`padding_stats` counts real and padded tokens.
+
+    ``placement``: the device and float type the model is moved to once, here (``None``:
+    the model stays where it is, in its own float type); each batch's token ids go to the
+    model's device, and results come back as float64 numpy arrays.
     """
 
     def __init__(
@@ -76,6 +123,8 @@ class HuggingFaceVictim:
         batch_size: int = 32,
         max_length: int = 256,
         name: str | None = None,
+        bucket: bool = True,
+        placement: Placement | None = None,
     ) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(
@@ -86,6 +135,10 @@ class HuggingFaceVictim:
             raise ConfigError(
                 f"The 'max_length' parameter of HuggingFaceVictim must be an int >= 2. "
                 f"Got {max_length!r} instead."
+            )
+        if not isinstance(bucket, bool):
+            raise ConfigError(
+                f"The 'bucket' parameter of HuggingFaceVictim must be True or False. Got {bucket!r} instead."
             )
         config = getattr(model, "config", None)
         num_labels = getattr(config, "num_labels", None)
@@ -105,10 +158,13 @@ class HuggingFaceVictim:
                     f"The 'label_names' parameter of HuggingFaceVictim must have one name per "
                     f"output of the model ({num_labels}). Got {self._label_names!r} instead."
                 )
-        self.model = model.eval()
+        self.placement = placement
+        self.model = (placement.place(model) if placement is not None else model).eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.max_length = max_length
+        self.bucket = bucket
+        self._padding = PaddingStats(0, 0, 0, 0)
         self.name = name if name is not None else type(model).__name__
         self.card: Any = None  # a zoo model card, when the zoo loaded this victim
 
@@ -121,9 +177,13 @@ class HuggingFaceVictim:
         label_names: Sequence[str] | None = None,
         batch_size: int = 32,
         max_length: int = 256,
+        bucket: bool = True,
+        placement: Placement | None = None,
     ) -> HuggingFaceVictim:
         """Load ``AutoModelForSequenceClassification`` and ``AutoTokenizer`` from the local
-        folder ``path`` (as written by ``save_pretrained``), safetensors weights only."""
+        folder ``path`` (as written by ``save_pretrained``), safetensors weights only.
+        ``bucket``: batches of similar token length (see the class); ``placement``: device
+        and float type (``None``: the CPU in float32)."""
         if not isinstance(path, (str, os.PathLike)):
             raise ConfigError(
                 f"The 'path' parameter of HuggingFaceVictim.from_folder must be a folder path. "
@@ -198,6 +258,8 @@ class HuggingFaceVictim:
             batch_size=batch_size,
             max_length=max_length,
             name=str(folder),
+            bucket=bucket,
+            placement=placement or Placement(),
         )
 
     # ---- the victim's face ------------------------------------------------------------
@@ -223,6 +285,20 @@ class HuggingFaceVictim:
     def embedding_layer(self) -> Any:
         """The model's input (word) embedding module."""
         return self.model.get_input_embeddings()
+
+    @property
+    def sort_window(self) -> int | None:
+        """How many texts the query layer should hand over per call when bucketing: enough
+        batches to sort into similar lengths (None without bucketing: the query layer's
+        own batch size)."""
+        return self.batch_size * BUCKET_WINDOW_BATCHES if self.bucket else None
+
+    @property
+    def padding_stats(self) -> PaddingStats:
+        """Texts, batches, real tokens and padding positions of every forward pass so far
+        (probabilities, gradients and attentions alike); take differences with
+        :meth:`PaddingStats.minus`."""
+        return self._padding
 
     # ---- queries ----------------------------------------------------------------------
     def probabilities(self, texts: Sequence[Text | str]) -> np.ndarray:
@@ -268,7 +344,7 @@ class HuggingFaceVictim:
             with torch.enable_grad():
                 inputs_embeds = embeddings(input_ids).detach().requires_grad_(True)
                 logits = self.model(inputs_embeds=inputs_embeds, **enc).logits
-                loss = torch.nn.functional.cross_entropy(logits, target, reduction="sum")
+                loss = torch.nn.functional.cross_entropy(logits.float(), target, reduction="sum")
                 (grad,) = torch.autograd.grad(loss, inputs_embeds)
             grad_np = grad.detach().to(torch.float64).cpu().numpy()
             for b, i in enumerate(indices):
@@ -342,7 +418,9 @@ class HuggingFaceVictim:
 
     # ---- internals --------------------------------------------------------------------
     def _chunks(self, texts: Sequence[Text]) -> Iterator[list[int]]:
-        """Index lists of at most batch_size texts, single texts and pairs kept apart."""
+        """Index lists of at most batch_size texts, single texts and pairs kept apart;
+        with ``bucket``, sorted by token count first (a stable sort: ties keep the
+        caller's order)."""
         groups: dict[int, list[int]] = {}
         for i, text in enumerate(texts):
             n = len(text.columns)
@@ -353,11 +431,19 @@ class HuggingFaceVictim:
                 )
             groups.setdefault(n, []).append(i)
         for indices in groups.values():
-            # by length (characters, a proxy for tokens), so a batch pads little; results go
-            # back to their own rows, so the order of the texts given is kept
-            indices.sort(key=lambda i: sum(map(len, texts[i].columns)))
+            if self.bucket and len(indices) > self.batch_size:  # one batch pads to its longest anyway
+                # results go back to their own rows, so the caller's order is kept
+                lengths = self._token_counts([texts[i] for i in indices])
+                indices = [indices[k] for k in sorted(range(len(indices)), key=lengths.__getitem__)]
             for start in range(0, len(indices), self.batch_size):
                 yield indices[start : start + self.batch_size]
+
+    def _token_counts(self, texts: Sequence[Text]) -> list[int]:
+        """Each text's token count as the model will see it (special tokens included,
+        truncated to ``max_length``): a second tokenization, cheap next to a transformer's
+        forward pass (benchmarks/results/devices.md)."""
+        ids = self.tokenizer(*self._columns(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        return [len(row) for row in ids]
 
     def _columns(self, texts: Sequence[Text]) -> tuple[list[str], ...]:
         if texts[0].is_pair:
@@ -373,6 +459,11 @@ class HuggingFaceVictim:
             return_tensors="pt",
             return_offsets_mapping=offsets,
         )
+        ids, mask = enc["input_ids"], enc.get("attention_mask")
+        real = int(mask.sum()) if mask is not None else int(ids.numel())
+        p = self._padding
+        self._padding = PaddingStats(p.texts + len(texts), p.batches + 1, p.real + real,
+                                     p.padded + int(ids.numel()) - real)
         device = getattr(self.model, "device", None)
         return enc.to(device) if device is not None else enc
 

@@ -187,8 +187,9 @@ class QueryLayer:
         self._requested += len(texts)
         self._hits += hits
         missing_keys = list(missing)
-        for start in range(0, len(missing_texts), self.batch_size):
-            end = start + self.batch_size
+        step = self.call_size
+        for start in range(0, len(missing_texts), step):
+            end = start + step
             probs = self._forward_batch(missing_texts[start:end])
             out[missing_rows[start:end]] = probs
             if caching:
@@ -200,6 +201,18 @@ class QueryLayer:
             rows, sources = zip(*duplicates)
             out[list(rows)] = out[[missing_rows[j] for j in sources]]
         return out
+
+    @property
+    def call_size(self) -> int:
+        """Most texts sent to the victim in one call: ``batch_size``, or more when the
+        victim asks for more with an int ``sort_window`` attribute. A victim does so when it
+        cuts its calls into batches itself, sorted by token length
+        (:class:`~textrobust.victims.huggingface.HuggingFaceVictim` with ``bucket``): the
+        more texts it sees at once, the less its batches pad."""
+        window = getattr(self.victim, "sort_window", None)
+        if isinstance(window, int) and not isinstance(window, bool):
+            return max(self.batch_size, window)
+        return self.batch_size
 
     @property
     def accepts_word_ids(self) -> bool:

@@ -7,7 +7,10 @@ mask)`` (every model of :mod:`textrobust.zoo` does), the victim declares gradien
 its embedding layer; when the module can return attention weights (``has_attention``),
 it declares attention too.
 
-Inference runs in eval mode under ``torch.inference_mode`` on the CPU in float32. The
+Inference runs in eval mode under ``torch.inference_mode`` on the victim's
+:class:`~textrobust.devices.Placement` (the CPU in float32 unless told otherwise): the
+module is moved once when the victim is built, input tensors are created on its device,
+and probabilities come back as float numpy arrays whatever the device and float type. The
 number of threads is left to the user (``torch.set_num_threads``). torch is imported only
 when a victim is built, never when this module is imported.
 """
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import CapabilityError, ConfigError, VictimError
 from textrobust.text import Text
 from textrobust.victims.protocol import as_texts
@@ -75,7 +79,9 @@ class TorchVictim:
     ``module.forward(ids, mask)`` takes a LongTensor ``[B, T]`` and a BoolTensor
     ``[B, T]`` and returns logits ``[B, len(label_names)]``. ``tokenizer.encode(texts)``
     returns an :class:`Encoded`. ``card`` is the model card of a trained victim (see
-    :mod:`textrobust.zoo.cards`), kept as ``victim.card``.
+    :mod:`textrobust.zoo.cards`), kept as ``victim.card``. ``placement`` is where the
+    module runs and in what float type (``None``: the CPU in float32); the module is moved
+    there once, here.
 
     Texts are sorted by length before batching (less padding), and the results are put
     back in the original order. Models must therefore give the same answer for a text
@@ -91,6 +97,7 @@ class TorchVictim:
         batch_size: int = 64,
         name: str | None = None,
         card: Any = None,
+        placement: Placement | None = None,
     ) -> None:
         try:
             import torch
@@ -117,7 +124,9 @@ class TorchVictim:
             raise ConfigError(
                 f"The 'label_names' parameter of TorchVictim needs at least two labels. Got {labels!r}."
             )
-        self.module: Any = module.float().eval()
+        self.placement = placement or Placement()
+        self.module: Any = self.placement.place(module).eval()
+        self._device = self.placement.torch_device()
         self._submodules = tuple(module.modules())
         self.tokenizer = tokenizer
         self.batch_size = batch_size
@@ -165,7 +174,7 @@ class TorchVictim:
                 ids, mask = self._tensors(encoded)
                 logits = self.module(ids, mask)
                 self._check_logits(logits, len(rows))
-                out[rows] = logits.float().numpy()
+                out[rows] = logits.float().cpu().numpy()
         return out
 
     # ---- word ids (tokenizers that map each word to one id) ----------------------------
@@ -202,11 +211,12 @@ class TorchVictim:
         self._eval()
         with torch.inference_mode():
             for start in range(0, len(ids), self.batch_size):
-                chunk = torch.from_numpy(np.ascontiguousarray(ids[start:start + self.batch_size], dtype=np.int64))
-                mask = torch.ones(chunk.shape, dtype=torch.bool)
+                chunk = torch.as_tensor(np.ascontiguousarray(ids[start:start + self.batch_size], dtype=np.int64),
+                                        device=self._device)
+                mask = torch.ones(chunk.shape, dtype=torch.bool, device=self._device)
                 logits = self.module(chunk, mask)
                 self._check_logits(logits, len(chunk))
-                out[start:start + len(chunk)] = logits.float().numpy()
+                out[start:start + len(chunk)] = logits.float().cpu().numpy()
         return self._softmax(out)
 
     def _eval(self) -> None:
@@ -241,13 +251,13 @@ class TorchVictim:
         self._eval()
         for rows, encoded in self._batches(texts):
             ids, mask = self._tensors(encoded)
-            target = torch.as_tensor([int(labels[i]) for i in rows], dtype=torch.long)
+            target = torch.as_tensor([int(labels[i]) for i in rows], dtype=torch.long, device=self._device)
             with torch.enable_grad():
                 emb = self.module.embed(ids).detach().requires_grad_(True)
                 logits = self.module.forward_embedded(emb, mask)
-                loss = torch.nn.functional.cross_entropy(logits, target, reduction="sum")
+                loss = torch.nn.functional.cross_entropy(logits.float(), target, reduction="sum")
                 (grad,) = torch.autograd.grad(loss, emb)
-            grad = grad.detach().float().numpy()
+            grad = grad.detach().float().cpu().numpy()
             for j, i in enumerate(rows):
                 results[i] = _sum_into_words(grad[j], encoded.word_index[j], len(texts[i]))
         return results
@@ -287,7 +297,7 @@ class TorchVictim:
             for rows, encoded in self._batches(texts):
                 ids, mask = self._tensors(encoded)
                 _, attn = self.module.forward_embedded(self.module.embed(ids), mask, return_attention=True)
-                attn = attn.float().numpy()  # [B, layers, heads, T, T]
+                attn = attn.float().cpu().numpy()  # [B, layers, heads, T, T]
                 for j, i in enumerate(rows):
                     results[i] = _word_attention(attn[j], encoded.word_index[j], len(texts[i]))
         return results
@@ -317,12 +327,12 @@ class TorchVictim:
             rows = order[start : start + self.batch_size]
             yield rows, self.tokenizer.encode([texts[i] for i in rows])
 
-    @staticmethod
-    def _tensors(encoded: Encoded) -> tuple[torch.Tensor, torch.Tensor]:
+    def _tensors(self, encoded: Encoded) -> tuple[torch.Tensor, torch.Tensor]:
+        """Ids and mask of ``encoded``, created on the victim's device."""
         import torch
 
-        ids = torch.from_numpy(np.ascontiguousarray(encoded.ids, dtype=np.int64))
-        mask = torch.from_numpy(np.ascontiguousarray(encoded.mask, dtype=bool))
+        ids = torch.as_tensor(np.ascontiguousarray(encoded.ids, dtype=np.int64), device=self._device)
+        mask = torch.as_tensor(np.ascontiguousarray(encoded.mask, dtype=bool), device=self._device)
         return ids, mask
 
     def _check_logits(self, logits: Any, n: int) -> None:

@@ -73,6 +73,9 @@ class VictimCard:
     training: dict[str, Any]
     augment: str | None = None
     torch_threads: int | None = None
+    #: the torch device the model was trained on (``--device``; None on cards written
+    #: before issue 31, which trained on the CPU)
+    device: str | None = None
     package_versions: dict[str, str] = field(default_factory=dict)
     created: str = ""
     notes: str = ""

@@ -26,15 +26,13 @@ a convolution over edited inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import Any, Protocol, cast
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-if TYPE_CHECKING:
-    from textrobust.zoo.cnn import CnnClassifier
-
-__all__ = ["MAX_EDITS", "MIN_ROWS", "edited_forward", "grouped_edited_forward"]
+__all__ = ["MAX_EDITS", "MIN_ROWS", "CnnLike", "edited_forward", "grouped_edited_forward"]
 
 #: Rows may differ from the reference in at most this many positions (more on long texts:
 #: as long as the recomputed windows cover at most half of them).
@@ -43,7 +41,22 @@ MAX_EDITS = 3
 MIN_ROWS = 4
 
 
-def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+class CnnLike(Protocol):
+    """What this module reads of a :class:`textrobust.zoo.cnn.CnnClassifier` (a protocol
+    rather than an import: the classifier imports this module)."""
+
+    config: Any  # its ``widths``
+    embedding: nn.Embedding
+    convs: nn.ModuleList
+    dropout: nn.Dropout
+    out: nn.Linear
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor: ...
+
+    def forward_embedded(self, embeddings: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
+
+
+def edited_forward(model: CnnLike, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
     """Logits ``[B, L]`` of ``ids`` ``[B, T]`` when the rows are edits of one text (same
     mask, at most :data:`MAX_EDITS` positions off the column-wise most common id, or
     more when their windows cover at most half of the text; or the text's leave-one-out
@@ -89,7 +102,7 @@ def edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) 
     return model.out(model.dropout(torch.maximum(new, kept)))
 
 
-def grouped_edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+def grouped_edited_forward(model: CnnLike, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
     """Logits ``[B, L]`` of a batch that mixes the edits of *several* texts (the lockstep
     executor merges the requests of several attacks into one forward pass): the rows are
     cut into runs of consecutive rows of the same length, each within ``2 * MAX_EDITS``
@@ -139,7 +152,7 @@ def grouped_edited_forward(model: CnnClassifier, ids: torch.Tensor, mask: torch.
     return out
 
 
-def _reference(model: CnnClassifier, kernels: _Kernels, words: torch.Tensor) -> torch.Tensor:
+def _reference(model: CnnLike, kernels: _Kernels, words: torch.Tensor) -> torch.Tensor:
     """The pre-activations ``[n, F]`` of every window of the text ``words`` ``[n]``
     (windows running past the end over zeros)."""
     w = kernels.width
@@ -178,7 +191,7 @@ def _deletion_positions(rows: torch.Tensor, original: torch.Tensor) -> torch.Ten
     return deleted
 
 
-def _deletions_forward(model: CnnClassifier, rows: torch.Tensor, original: torch.Tensor, deleted: torch.Tensor,
+def _deletions_forward(model: CnnLike, rows: torch.Tensor, original: torch.Tensor, deleted: torch.Tensor,
                        w: int) -> torch.Tensor:
     """Logits of a leave-one-out batch: a row without word d keeps ``original``'s windows
     that start before ``d - w + 1`` and, shifted by one, those that start after d; only the
@@ -212,7 +225,7 @@ class _Kernels:
     bias: torch.Tensor
 
 
-def _stacked_kernels(model: CnnClassifier, widest: int) -> _Kernels:
+def _stacked_kernels(model: CnnLike, widest: int) -> _Kernels:
     """The model's :class:`_Kernels`, kept on the model until a weight changes (the key
     holds every parameter's storage and version counter)."""
     # the zoo CNN's convolutions always have a bias

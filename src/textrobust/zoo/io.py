@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from textrobust.config import Config
+from textrobust.devices import Placement
 from textrobust.errors import RegistryError, TextRobustError, VictimError
 from textrobust.zoo.cards import CARD_FILE, VictimCard
 
@@ -172,11 +173,13 @@ def read_card(path: Path) -> VictimCard | None:
     return VictimCard.load(path) if (path / CARD_FILE).is_file() else None
 
 
-def load_victim(path: Path | str, *, batch_size: int = 64) -> Any:
+def load_victim(path: Path | str, *, batch_size: int = 64, placement: Placement | None = None) -> Any:
     """Load the victim saved in the folder ``path``: a
     :class:`~textrobust.victims.torch.TorchVictim` for a zoo word model, a
     :class:`~textrobust.victims.huggingface.HuggingFaceVictim` for a Hugging Face folder
-    (such as the fine-tuned MiniLM). The card, when present, is ``victim.card``."""
+    (such as the fine-tuned MiniLM). The card, when present, is ``victim.card``.
+    ``placement``: the device and float type the model runs in (``None``: the CPU in
+    float32; see :mod:`textrobust.devices`)."""
     folder = Path(path).expanduser()
     expected = (
         f"a victim folder holds {CONFIG_FILE} and {WEIGHTS_FILE} (plus {VOCAB_FILE} for a zoo word "
@@ -206,11 +209,12 @@ def load_victim(path: Path | str, *, batch_size: int = 64) -> Any:
                           "save or train the victim again.")
     card = read_card(folder)
     if kind == "huggingface":
-        return _load_huggingface(folder, card, batch_size)
-    return _load_word_model(folder, card, batch_size, expected)
+        return _load_huggingface(folder, card, batch_size, placement)
+    return _load_word_model(folder, card, batch_size, expected, placement)
 
 
-def _load_word_model(folder: Path, card: VictimCard | None, batch_size: int, expected: str) -> Any:
+def _load_word_model(folder: Path, card: VictimCard | None, batch_size: int, expected: str,
+                     placement: Placement | None = None) -> Any:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
@@ -246,16 +250,19 @@ def _load_word_model(folder: Path, card: VictimCard | None, batch_size: int, exp
         raise VictimError(
             f"The weights in {weights} do not fit a '{arch.name}' model with the saved config: {exc}"
         ) from None
-    return TorchVictim(module, vocab, label_names, batch_size=batch_size, name=arch.name, card=card)
+    return TorchVictim(module, vocab, label_names, batch_size=batch_size, name=arch.name, card=card,
+                       placement=placement)
 
 
-def _load_huggingface(folder: Path, card: VictimCard | None, batch_size: int) -> Any:
+def _load_huggingface(folder: Path, card: VictimCard | None, batch_size: int,
+                      placement: Placement | None = None) -> Any:
     from textrobust.victims.huggingface import HuggingFaceVictim
 
     label_names = list(card.label_names) if card is not None else None
     # read texts as the fine-tuning did: same truncation length
     max_length = int((card.model_config if card is not None else {}).get("max_length", 256))
-    victim = HuggingFaceVictim.from_folder(folder, label_names=label_names, batch_size=batch_size, max_length=max_length)
+    victim = HuggingFaceVictim.from_folder(folder, label_names=label_names, batch_size=batch_size, max_length=max_length,
+                                           placement=placement)
     victim.card = card
     return victim
 

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from textrobust.config import Config
 from textrobust.data.examples import Dataset, Example
+from textrobust.devices import Placement, resolve_placement
 from textrobust.errors import ConfigError
 from textrobust.text import WORD_PATTERN
 from textrobust.zoo.architectures import ZOO, Architecture
@@ -165,6 +166,8 @@ def train_victim(
     defense_settings: Mapping[str, Any] | None = None,
     checkpoint: bool = False,
     resume: bool = False,
+    device: str = "auto",
+    dtype: str = "float32",
 ) -> TrainedVictim:
     """Train the zoo architecture ``arch`` and save it as a victim folder at ``out``.
 
@@ -190,6 +193,9 @@ def train_victim(
     - ``checkpoint``: write :data:`CHECKPOINT_FILE` into ``out`` after every epoch (model,
       optimiser, scheduler, random states, best epoch so far); ``resume``: continue from it
       (the same arguments are required: a fingerprint of them is checked).
+    - ``device``: where the model trains (``auto``, ``cpu``, ``cuda``, ``cuda:N``, ``mps``;
+      :mod:`textrobust.devices`), recorded on the card; an absent device is a
+      ConfigError. ``dtype``: float32 only (reduced precision is for auditing, not training).
     """
     import torch
 
@@ -209,6 +215,7 @@ def train_victim(
     from textrobust.zoo.io import check_victim_target
 
     check_victim_target(out)  # before the training, not after it
+    placement = training_placement(device, dtype)
     if isinstance(select_from, bool) or not isinstance(select_from, int) or not 1 <= select_from <= settings.epochs:
         raise ConfigError(f"The 'select_from' parameter of train_victim must be an epoch from 1 to {settings.epochs}. "
                           f"Got {select_from!r} instead.")
@@ -223,6 +230,7 @@ def train_victim(
 
     torch.manual_seed(seed)
     module, tokenizer, vocab_size = _prepare(architecture, model_config, settings, train, label_names, vectors, rng)
+    module = module.to(placement.torch_device())  # once (its float types kept): batches are created there
     fingerprint = {"architecture": architecture.name, "dataset": data.name, "seed": seed,
                    "model_config": model_config.to_dict(), "training": settings.to_dict(), "train_used": len(train),
                    "vocab_size": vocab_size, "defense": defense, "defense_settings": dict(defense_settings or {}),
@@ -233,7 +241,8 @@ def train_victim(
         started -= float(state["elapsed"])
     history = _fit(module, tokenizer, train, data.dev, settings, seed, progress, started,
                    label_names=label_names, epoch_examples=epoch_examples, select_from=select_from,
-                   checkpoint=where if checkpoint else None, state=state, fingerprint=fingerprint)
+                   checkpoint=where if checkpoint else None, state=state, fingerprint=fingerprint,
+                   placement=placement)
     train_seconds = time.perf_counter() - started
     test_predicted = _predict(module, tokenizer, data.test.texts, settings.eval_batch_size)
     test_accuracy = float(np.mean(test_predicted == np.asarray(data.test.labels)))
@@ -257,6 +266,7 @@ def train_victim(
         training=settings.to_dict(),
         augment=None if augment is None else getattr(augment, "__qualname__", repr(augment)),
         torch_threads=torch.get_num_threads(),
+        device=placement.device,
         package_versions=package_versions(),
         created=now_iso(),
         notes=_notes(settings, data, len(train)),
@@ -272,7 +282,18 @@ def train_victim(
                                card.dev_accuracy, card.dev_accuracy, time.perf_counter() - started))
     from textrobust.zoo.io import load_victim
 
-    return TrainedVictim(path, card, load_victim(path))
+    return TrainedVictim(path, card, load_victim(path, placement=placement))
+
+
+def training_placement(device: str | None = "auto", dtype: str | None = "float32") -> Placement:
+    """The checked device of a training (:func:`~textrobust.devices.resolve_placement`);
+    a ``dtype`` other than float32 is a ConfigError: reduced precision is for auditing."""
+    name = "float32" if dtype is None else str(dtype).strip().lower()
+    if name != "float32":
+        raise ConfigError(f"Training runs in float32 only; got --dtype {dtype}. Train in float32 and audit in "
+                          f"{dtype} with `textrobust audit --dtype {dtype}` (its predictions are compared with "
+                          "float32 first).")
+    return resolve_placement(device, "float32")
 
 
 def accuracy(module: Any, tokenizer: Any, dataset: Dataset, batch_size: int = 256) -> float:
@@ -514,9 +535,13 @@ def _fit(
     checkpoint: Path | None = None,
     state: Mapping[str, Any] | None = None,
     fingerprint: Mapping[str, Any] | None = None,
+    placement: Placement | None = None,
 ) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
+
+    placement = placement or Placement()
+    device = placement.torch_device()
 
     params = [p for p in module.parameters() if p.requires_grad]
     try:  # the fused CPU kernel is several times faster on large embedding tables
@@ -527,7 +552,7 @@ def _fit(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(settings, steps * settings.epochs))
     generator = torch.Generator().manual_seed(seed)
     texts = [e.text for e in train]
-    labels = torch.as_tensor([e.label for e in train], dtype=torch.long)
+    labels = torch.as_tensor([e.label for e in train], dtype=torch.long, device=device)
 
     best, best_epoch, stale, epoch, first = -1.0, 0, 0, 0, 1
     best_state: dict[str, Any] = {}
@@ -547,20 +572,22 @@ def _fit(
     for epoch in range(first, settings.epochs + 1):
         epoch_texts, epoch_labels = texts, labels
         if epoch_examples is not None:
-            extra = _epoch_extra(epoch_examples, epoch, settings, module, tokenizer, label_names, progress, started)
+            extra = _epoch_extra(epoch_examples, epoch, settings, module, tokenizer, label_names, progress, started,
+                                 placement)
             extra_counts.append(len(extra))
             if extra:
                 epoch_texts = texts + [e.text for e in extra]
-                epoch_labels = torch.cat([labels, torch.as_tensor([e.label for e in extra], dtype=torch.long)])
+                epoch_labels = torch.cat([labels, torch.as_tensor([e.label for e in extra], dtype=torch.long,
+                                                                  device=device)])
         steps = math.ceil(len(epoch_texts) / settings.batch_size)
         module.train()
-        order = torch.randperm(len(epoch_texts), generator=generator)
+        order = torch.randperm(len(epoch_texts), generator=generator)  # the CPU generator: same order anywhere
         for step in range(steps):
             rows = order[step * settings.batch_size : (step + 1) * settings.batch_size]
             encoded = tokenizer.encode([epoch_texts[i] for i in rows.tolist()])
-            ids = torch.from_numpy(encoded.ids)
-            mask = torch.from_numpy(encoded.mask)
-            loss = F.cross_entropy(module(ids, mask), epoch_labels[rows])
+            ids = torch.as_tensor(encoded.ids, device=device)
+            mask = torch.as_tensor(encoded.mask, device=device)
+            loss = F.cross_entropy(module(ids, mask), epoch_labels[rows.to(device)])
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if settings.clip is not None:
@@ -601,12 +628,13 @@ def _fit(
 
 
 def _epoch_extra(epoch_examples: EpochExamples, epoch: int, settings: TrainingConfig, module: Any, tokenizer: Any,
-                 label_names: Sequence[str], progress: Progress | None, started: float) -> list[Example]:
+                 label_names: Sequence[str], progress: Progress | None, started: float,
+                 placement: Placement | None = None) -> list[Example]:
     """The examples ``epoch_examples`` adds to ``epoch``, checked; progress as "extra" events."""
     from textrobust.victims.torch import TorchVictim
 
     module.eval()
-    victim = TorchVictim(module, tokenizer, label_names, batch_size=settings.eval_batch_size)
+    victim = TorchVictim(module, tokenizer, label_names, batch_size=settings.eval_batch_size, placement=placement)
 
     def report(done: int, total: int) -> None:
         if progress is not None:
@@ -657,14 +685,15 @@ def _predict(module: Any, tokenizer: Any, texts: Sequence[Any], batch_size: int)
     import torch
 
     module.eval()
+    device = next(module.parameters()).device  # the batches are created where the module is
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     preds = np.empty(len(texts), dtype=np.int64)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
             encoded = tokenizer.encode([texts[i] for i in rows])
-            logits = module(torch.from_numpy(encoded.ids), torch.from_numpy(encoded.mask))
-            preds[rows] = logits.argmax(dim=1).numpy()
+            logits = module(torch.as_tensor(encoded.ids, device=device), torch.as_tensor(encoded.mask, device=device))
+            preds[rows] = logits.argmax(dim=1).cpu().numpy()
     return preds
 
 

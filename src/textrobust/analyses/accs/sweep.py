@@ -39,78 +39,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
-from pydantic import Field, field_validator
 
-from textrobust.analyses.accs.curve import epsilon_grid, monotone_search
+from textrobust.analyses.accs.curve import monotone_search
+from textrobust.analyses.accs.settings import AccsAnalysisSettings, LMMode, SweepMode
 from textrobust.attack.goals_constraint import FoolConstraint, compared_string
 from textrobust.attack.problem import Problem, Proposal
 from textrobust.attack.results import Status
-from textrobust.config import Config
 from textrobust.data.examples import Example
 from textrobust.text import Text
 
 __all__ = [
     "AccsComponents",
-    "AccsSettings",
-    "LMMode",
     "PointResult",
-    "SweepMode",
     "sweep_thresholds",
 ]
-
-
-class SweepMode(StrEnum):
-    """``exact``: every threshold is run; ``monotone``: the shortcut (a few thresholds run,
-    the rest inferred)."""
-
-    EXACT = "exact"
-    MONOTONE = "monotone"
-
-
-class LMMode(StrEnum):
-    """The LM constraint: ``left_word`` (TextAttack's GPT-2 style, the default),
-    ``window`` (the project's 5-words-each-side window) or ``none`` (no LM constraint)."""
-
-    LEFT_WORD = "left_word"
-    WINDOW = "window"
-    NONE = "none"
-
-
-class AccsSettings(Config):
-    """Settings of both attacks and of the sweep.
-
-    ``epsilons``: ascending thresholds in [0, 1] (default 0.75..1.0 by 0.01, the paper's
-    grid); ``gamma``: words the second-order attack must swap (paper: 3); ``beam_width``:
-    of the second-order beam search (paper: 2); ``max_log_prob_drop``: of the LM
-    constraint (paper: 2.0 nats); ``indirect_antonyms``: also antonyms of an adjective
-    satellite's head synset; ``budget``: victim queries per first-order attack (None:
-    unlimited, as the paper).
-    """
-
-    epsilons: tuple[float, ...] = Field(default_factory=epsilon_grid)
-    gamma: int = Field(default=3, ge=1)
-    beam_width: int = Field(default=2, ge=1)
-    max_log_prob_drop: float = Field(default=2.0, ge=0.0)
-    lm_mode: LMMode = LMMode.LEFT_WORD
-    indirect_antonyms: bool = True
-    sweep: SweepMode = SweepMode.EXACT
-    budget: int | None = Field(default=None, ge=1)
-
-    @field_validator("epsilons")
-    @classmethod
-    def _ascending(cls, value: tuple[float, ...]) -> tuple[float, ...]:
-        if not value:
-            raise ValueError("must hold at least one threshold")
-        if any(not 0.0 <= v <= 1.0 for v in value):
-            raise ValueError("must hold thresholds in [0, 1]")
-        if any(b <= a for a, b in pairwise(value)):
-            raise ValueError("must be strictly ascending")
-        return tuple(float(v) for v in value)
 
 
 @dataclass(frozen=True)
@@ -164,16 +109,17 @@ def sweep_thresholds(
 class AccsComponents:
     """The parts both attacks share across thresholds, victims and constraint models.
 
-    Build once per analysis; every collaborator may be injected (tests use dictionaries,
-    fakes and closed-form victims): ``tagger`` (default spaCy, shared by both WordNet
-    sources), ``synonyms`` / ``antonyms`` (candidate sources), ``stop_words`` (default the
-    project's list), ``lm_constraint`` (default from ``settings.lm_mode``, over ``lm``, a
-    :class:`textrobust.lm.CausalLM`, default Gemma 3 270M loaded on first use).
+    Build once per analysis from its settings (``settings``, the analysis's own; default the
+    paper's); every collaborator may be injected (tests use dictionaries, fakes and
+    closed-form victims): ``tagger`` (default spaCy, shared by both WordNet sources),
+    ``synonyms`` / ``antonyms`` (candidate sources), ``stop_words`` (default the project's
+    list), ``lm_constraint`` (default from ``settings.lm_mode`` and ``settings.max_drop``,
+    over ``lm``, a :class:`textrobust.lm.CausalLM`, default Gemma 3 270M loaded on first use).
     """
 
     def __init__(
         self,
-        settings: AccsSettings | None = None,
+        settings: AccsAnalysisSettings | None = None,
         *,
         tagger: Any | None = None,
         synonyms: Any | None = None,
@@ -193,7 +139,7 @@ class AccsComponents:
             StopWords,
         )
 
-        self.settings = settings if settings is not None else AccsSettings()
+        self.settings = settings if settings is not None else AccsAnalysisSettings()
         if tagger is None and (synonyms is None or antonyms is None):
             tagger = SpacyTagger()
         self.synonyms = synonyms if synonyms is not None else WordNetSynonyms(tagger=tagger)
@@ -208,7 +154,7 @@ class AccsComponents:
 
     def _lm_constraint(self, lm: Any | None) -> Any | None:
         mode = self.settings.lm_mode
-        drop = self.settings.max_log_prob_drop
+        drop = self.settings.max_drop
         if mode is LMMode.NONE:
             return None
         if mode is LMMode.WINDOW:
@@ -220,7 +166,7 @@ class AccsComponents:
         return LeftContextWordDrop(PrefixWordScorer(lm), max_drop=drop, compare_to="original")
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "settings")
+        parts = ", ".join(f"{k}={v!r}" for k, v in self.describe().items())
         return f"AccsComponents(settings={self.settings!r}, {parts})"
 
     @property
@@ -228,9 +174,9 @@ class AccsComponents:
         return () if self.lm_constraint is None else (self.lm_constraint,)
 
     def describe(self) -> dict[str, Any]:
-        """The exact parts, for the run configuration and reports."""
+        """The exact parts, for the run configuration and reports (the settings they were
+        built from are the analysis's, described with it)."""
         return {
-            "settings": self.settings.to_dict(),
             "synonyms": repr(self.synonyms),
             "antonyms": repr(self.antonyms),
             "position_constraints": [repr(c) for c in self.position_constraints],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 from pydantic import Field
 
@@ -20,6 +20,8 @@ from textrobust.attack import metrics
 from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.results import AttackResult, Status
 from textrobust.data.examples import Example
+from textrobust.devices import Placement
+from textrobust.sections import Section
 
 __all__ = ["AttackAnalysis", "AttackRecord", "AttackSettings", "AttackSummary", "QualityScorer", "attack_section"]
 
@@ -33,16 +35,19 @@ class QualityScorer:
         self.scorer = scorer
 
     @classmethod
-    def default(cls, *, perplexity: bool = True, similarity: bool = True) -> QualityScorer:
+    def default(cls, *, perplexity: bool = True, similarity: bool = True,
+                placement: Placement | None = None) -> QualityScorer:
+        """Gemma and MiniLM (each when asked for) on ``placement`` (the run's device and
+        float type; None: the CPU in float32)."""
         lm = scorer = None
         if perplexity:
             from textrobust.lm import CausalLM
 
-            lm = CausalLM.default()
+            lm = CausalLM.default(placement=placement)
         if similarity:
             from textrobust.similarity import EncoderCosine
 
-            scorer = EncoderCosine()
+            scorer = EncoderCosine(placement=placement)
         return cls(lm, scorer)
 
     def __call__(self, result: AttackResult) -> AttackResult:
@@ -67,10 +72,10 @@ class AttackSettings(Settings):
     examples, a query ``budget`` per example, and ``quality`` (perplexity under the causal LM
     and MiniLM similarity of each success; slower, needs Gemma)."""
 
-    recipe: str = "textfooler"
-    n: int | None = Field(default=50, ge=0)
-    budget: int | None = Field(default=None, ge=1)
-    quality: bool = True
+    recipe: str = Field(default="textfooler", description="Attack recipe (see `textrobust list`).")
+    n: int | None = Field(default=50, ge=0, description="Only the first n examples.")
+    budget: int | None = Field(default=None, ge=1, description="Query budget per example (default: none).")
+    quality: bool = Field(default=True, description="Perplexity (Gemma) and similarity (MiniLM) of each success.")
     candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
 
 
@@ -133,7 +138,7 @@ def _recipe(name: str, seed: int) -> Any:
     return factory(seed=seed) if "seed" in factory.__code__.co_varnames else factory()
 
 
-class AttackAnalysis(Analysis):
+class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
     """A first-order attack recipe over the examples (TextAttack's metrics)."""
 
     name = "attack"
@@ -143,7 +148,6 @@ class AttackAnalysis(Analysis):
              "metrics as in Morris et al. 2020 (TextAttack).")
     settings_type = AttackSettings
     record_type = AttackRecord
-    settings: AttackSettings
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
@@ -158,12 +162,12 @@ class AttackAnalysis(Analysis):
         spec = recipe_spec(self.settings.recipe, 0, self.settings.candidates)
         return {**super().describe(), "recipe": spec.describe()}
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+    def worker(self, context: WorkerContext) -> Callable[[Any], AttackRecord]:
         from textrobust.attack.recipes import build_attack
 
         spec = recipe_spec(self.settings.recipe, context.seed, self.settings.candidates)
         attack = build_attack(spec, context.layer, budget=self.settings.budget)
-        quality = QualityScorer.default() if self.settings.quality else None
+        quality = QualityScorer.default(placement=context.placement) if self.settings.quality else None
 
         def analyse(example: Example) -> AttackRecord:
             result = attack.attack(example)
@@ -177,15 +181,15 @@ class AttackAnalysis(Analysis):
 
         return analyse
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AttackSummary:
-        results = [cast(AttackRecord, r).result for r in records]
+    def summarise(self, records: Sequence[AttackRecord], failures: Sequence[Failure]) -> AttackSummary:
+        results = [r.result for r in records]
         values: dict[str, Any] = dict(metrics.summary(results))  # one value per AttackSummary field
         return AttackSummary(**counts(records, failures), **values)
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
-        return attack_section(cast(AttackSummary, summary), [cast(AttackRecord, r).result for r in records],
-                              label_names, self.settings.recipe, self.settings.candidates)
+    def section(self, summary: AttackSummary, records: Sequence[AttackRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
+        return attack_section(summary, [r.result for r in records], label_names, self.settings.recipe,
+                              self.settings.candidates)
 
 
 def candidates_note(candidates: str, recipe: str) -> str:
@@ -204,7 +208,7 @@ def candidates_note(candidates: str, recipe: str) -> str:
 
 
 def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_names: Sequence[str],
-                   recipe: str, candidates: str = "paper") -> dict[str, Any]:
+                   recipe: str, candidates: str = "paper") -> Section:
     """The report section of a first-order attack."""
     from textrobust.analyses.sections import example_row, headline, outcome_figures, table
 
@@ -263,5 +267,4 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
                  "words; causal LM change: log-probability change of the sentence under Gemma (nats, 0 = as "
                  "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); verdict: "
                  "the validated source's checks on this word in the original sentence."))
-    return {"headline": heads, "tables": tables,
-            "figures": figures, "examples": examples, "risk": risk, "point": point}
+    return Section(heads, tables, figures, examples, risk=risk, point=point)

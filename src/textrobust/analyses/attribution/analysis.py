@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from textrobust.analyses.attribution.records import (
     AttackRun,
@@ -33,10 +33,11 @@ from textrobust.analyses.attribution.records import (
 from textrobust.analyses.attribution.robustness import auc, lipschitz_k, mean_std, relative_increase
 from textrobust.analyses.attribution.settings import AttributionSettings
 from textrobust.analyses.attribution.text_distances import TextDistances, relative_perplexity, semantic_distance
-from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
+from textrobust.analyses.protocol import Analysis, Failure, WorkerContext, counts
 from textrobust.data.examples import Example
+from textrobust.sections import Section
 
-__all__ = ["AttributionAnalysis", "ContentWords", "build_attribution", "candidate_sources", "summarise_records"]
+__all__ = ["AttributionAnalysis", "build_attribution", "candidate_sources", "summarise_records"]
 
 PAPER = ("Ivankay, Rigotti, Girardi, Marchiori, Frossard: Estimating the Adversarial Robustness of "
          "Attributions in Text with Transformers (2022); TEF: Ivankay et al., Fooling Explanations in "
@@ -50,28 +51,6 @@ def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
     if settings.attribution == "integrated_gradients":
         return IntegratedGradients(layer, n_steps=settings.ig_steps)
     return attribution_for(layer, settings.attribution)
-
-
-class ContentWords:
-    """A candidate source that drops stop-word candidates and keeps the first ``k``.
-
-    Departure from the paper (which takes DistilBERT's top 15 as they come): the project's
-    fast fill-in over-proposes frequent function words ("is", "and", "their"; see
-    benchmarks/results/fill_in.md), which turns "hopeless sentimentality" into "their it".
-    With ``content_candidates`` (the default) the source is asked for ``3 k`` words and the
-    first ``k`` that are not stop words are kept, for TEA and TEF alike."""
-
-    def __init__(self, source: Any, k: int, stop_words: frozenset[str]) -> None:
-        self.source = source
-        self.k = k
-        self.stop_words = stop_words
-
-    def __repr__(self) -> str:
-        return f"ContentWords({self.source!r}, k={self.k})"
-
-    def candidates(self, text: Any, positions: Sequence[int]) -> dict[int, list[Any]]:
-        found = self.source.candidates(text, positions)
-        return {p: [s for s in subs if s.word.lower() not in self.stop_words][: self.k] for p, subs in found.items()}
 
 
 def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
@@ -92,6 +71,7 @@ def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
         out["tef"] = embedding_neighbours(k=ask)
     if settings.content_candidates:
         from textrobust.assets import stop_words
+        from textrobust.attack.candidates.content_words import ContentWords
 
         words = frozenset(w.lower() for w in stop_words())
         out = {name: ContentWords(source, settings.per_word, words) for name, source in out.items()}
@@ -102,7 +82,7 @@ def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
     return {name: out[name] for name in settings.attacks}
 
 
-class AttributionAnalysis(Analysis):
+class AttributionAnalysis(Analysis[AttributionSettings, AttributionRecord, AttributionSummary]):
     """TEA and TEF over a rho sweep: how far an explanation moves while the prediction stays."""
 
     name = "attribution"
@@ -110,11 +90,11 @@ class AttributionAnalysis(Analysis):
     paper = PAPER
     settings_type = AttributionSettings
     record_type = AttributionRecord
-    settings: AttributionSettings
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+    def worker(self, context: WorkerContext) -> Callable[[Any], AttributionRecord]:
         return self.worker_with(context.layer, candidate_sources(self.settings), TextDistances.default(
-            semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar))
+            semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar,
+            placement=context.placement))
 
     def worker_with(self, layer: Any, sources: dict[str, Any], distances: TextDistances,
                     stop_words: Any = None) -> Callable[[Example], AttributionRecord]:
@@ -196,15 +176,14 @@ class AttributionAnalysis(Analysis):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "paper": "Ivankay et al. 2022 (TEA), Algorithm 1"}
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> AttributionSummary:
-        return summarise_records(self.settings, [cast(AttributionRecord, r) for r in records], failures)
+    def summarise(self, records: Sequence[AttributionRecord], failures: Sequence[Failure]) -> AttributionSummary:
+        return summarise_records(self.settings, records, failures)
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
+    def section(self, summary: AttributionSummary, records: Sequence[AttributionRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
         from textrobust.analyses.attribution.section import attribution_section
 
-        return attribution_section(cast(AttributionSummary, summary),
-                                   [cast(AttributionRecord, r) for r in records], label_names)
+        return attribution_section(summary, records, label_names)
 
 
 def summarise_records(settings: AttributionSettings, records: Sequence[AttributionRecord],

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from textrobust.analyses.attribution.records import AttributionRecord, AttributionSummary
+from textrobust.sections import Section
 from textrobust.text import Text
 
 __all__ = ["attribution_map_svg", "attribution_section"]
@@ -65,7 +65,9 @@ def attribution_map_svg(rows: Sequence[tuple[str, Text, Sequence[float], Sequenc
 
 
 def attribution_section(s: AttributionSummary, records: Sequence[AttributionRecord],
-                        label_names: Sequence[str]) -> dict[str, Any]:
+                        label_names: Sequence[str]) -> Section:
+    """The report section of the attribution analysis: Figure 2's curves, AUC_k, examples
+    whose explanation moved most, and attribution-coloured maps of three of them."""
     from textrobust.analyses.figures import bar_chart, line_chart
     from textrobust.analyses.sections import example_row, figure, headline, table
 
@@ -167,5 +169,5 @@ def attribution_section(s: AttributionSummary, records: Sequence[AttributionReco
     point = None if not math.isfinite(s.moved_share) else (
         f"attribution: {s.moved_share:.0%} of the explanations moved (Pearson correlation with the original "
         "below 0.5) while the prediction stayed the same.")
-    return {"headline": heads, "tables": tables, "figures": figures, "examples": examples,
-            "risk": None if not math.isfinite(s.moved_share) else s.moved_share, "point": point}
+    return Section(heads, tables, figures, examples, risk=None if not math.isfinite(s.moved_share) else s.moved_share,
+                   point=point)

@@ -24,30 +24,39 @@ class AttributionSettings(Settings):
     20-word snippet, and TEA always changes at least one); ``per_word`` candidates per word (|C| = 15); ``candidates``: TEF's substitutes, the
     validated synonyms (default) or the paper's counter-fitted neighbours;
     ``content_candidates`` (drop stop-word candidates: a departure, see
-    :class:`~textrobust.analyses.attribution.analysis.ContentWords`); ``fill_in`` (a name
+    :class:`~textrobust.attack.candidates.content_words.ContentWords`); ``fill_in`` (a name
     in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder; default (and None)
     :data:`~textrobust.fill_in.DEFAULT_FILL_IN`, named in the stored settings so the report
     and a resumed run know which model proposed TEA's words); ``batch_masking`` (TEA); ``ig_steps`` (Integrated
     Gradients); which text distances to compute (``semantic``: MiniLM, ``perplexity``:
     Gemma, optional, ``grammar``: link-grammar); a query ``budget`` per attack run."""
 
-    n: int | None = Field(default=20, ge=0)
-    attribution: str = "auto"
-    distance: AttributionDistance = AttributionDistance.PCC
-    top_k: int = Field(default=3, ge=1)
-    attacks: tuple[Literal["tea", "tef"], ...] = ("tea", "tef")
-    rhos: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4)
-    per_word: int = Field(default=15, ge=1, le=200)
+    n: int | None = Field(default=20, ge=0, description="Only the first n examples (each runs every attack at "
+                          "every rho).")
+    attribution: str = Field(default="auto", description="auto (saliency with gradients, else occlusion), "
+                             "saliency, integrated_gradients, attention, occlusion or kernel_shap.")
+    distance: AttributionDistance = Field(default=AttributionDistance.PCC, description="Attribution distance: "
+                                          "pcc (the paper), kendall, spearman, top_k.")
+    top_k: int = Field(default=3, ge=1, description="k of the top_k distance.")
+    attacks: tuple[Literal["tea", "tef"], ...] = Field(default=("tea", "tef"), description="Comma-separated "
+                                                       "attacks of: tea (masked-LM fill-in candidates), tef "
+                                                       "(counter-fitted neighbours).")
+    rhos: tuple[float, ...] = Field(default=(0.05, 0.1, 0.2, 0.3, 0.4), description="The rho_max sweep, "
+                                    "comma-separated (the paper: 0.01..0.4).")
+    per_word: int = Field(default=15, ge=1, le=200, description="Candidates per word, |C| (the paper: 15).")
     candidates: CandidateChoice = Field(default="validated", description="TEF's substitutes: " + CANDIDATES_HELP
                                         + "; the paper's are the counter-fitted neighbours")
-    content_candidates: bool = True
-    fill_in: str = DEFAULT_FILL_IN
-    batch_masking: bool = True
-    ig_steps: int = Field(default=20, ge=1, le=1000)
-    semantic: bool = True
-    perplexity: bool = True
-    grammar: bool = True
-    budget: int | None = Field(default=None, ge=1)
+    content_candidates: bool = Field(default=True, description="Drop stop-word candidates (our fill-in "
+                                     "over-proposes them; the paper keeps its MLM's top 15).")
+    fill_in: str = Field(default=DEFAULT_FILL_IN, description="TEA's fill-in: minilm_gemma (default), "
+                         "minilm_tuned (without Gemma), causal_rescore (slow) or a local masked-LM folder.")
+    batch_masking: bool = Field(default=True, description="TEA: one fill-in call per batch of words.")
+    ig_steps: int = Field(default=20, ge=1, le=1000, description="Integrated Gradients steps.")
+    semantic: bool = Field(default=True, description="Semantic similarity of the attacked text (MiniLM).")
+    perplexity: bool = Field(default=True, description="Relative perplexity (Gemma, the optional lm extra; "
+                             "absent if not installed).")
+    grammar: bool = Field(default=True, description="Grammar errors (link-grammar).")
+    budget: int | None = Field(default=None, ge=1, description="Query budget per attack run.")
 
     @field_validator("attribution")
     @classmethod

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
+
 __all__ = ["EPSILON", "TextDistances", "TextScores", "relative_perplexity", "semantic_distance"]
 
 #: Eq. 6's small constant.
@@ -65,9 +67,11 @@ class TextDistances:
         self.absent = tuple(absent)  # why a scorer is missing, for the report
 
     @classmethod
-    def default(cls, *, semantic: bool = True, perplexity: bool = True, grammar: bool = True) -> TextDistances:
-        """MiniLM, Gemma and link-grammar, each when asked for and installed; a missing
-        one is noted in ``absent`` instead of failing the run."""
+    def default(cls, *, semantic: bool = True, perplexity: bool = True, grammar: bool = True,
+                placement: Placement | None = None) -> TextDistances:
+        """MiniLM, Gemma and link-grammar, each when asked for and installed (the first two
+        on ``placement``: the run's device and float type); a missing one is noted in
+        ``absent`` instead of failing the run."""
         from textrobust.errors import TextRobustError
 
         absent: list[str] = []
@@ -76,7 +80,7 @@ class TextDistances:
             try:
                 from textrobust.similarity import EncoderCosine
 
-                encoder = EncoderCosine()
+                encoder = EncoderCosine(placement=placement)
                 encoder.similarity(["a test ."], ["a test ."])  # load now: fail here, not mid-run
             except (TextRobustError, ImportError, OSError) as error:
                 absent.append(f"semantic similarity: {error}")
@@ -85,7 +89,7 @@ class TextDistances:
             try:
                 from textrobust.lm import CausalLM
 
-                lm = CausalLM.default()
+                lm = CausalLM.default(placement=placement)
             except (TextRobustError, ImportError, OSError) as error:
                 absent.append(f"perplexity (Gemma, the optional lm extra): {error}")
         if grammar:

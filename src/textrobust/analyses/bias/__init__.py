@@ -6,6 +6,8 @@ perturbation-second-order-robustness-and-bias.txt).
 
 - :mod:`~textrobust.analyses.bias.pairs`: protected groups (gender after Zhao et al. 2018,
   nationality, religion, sexual orientation) and their pairs;
+- :mod:`~textrobust.analyses.bias.settings`: the settings of the ``bias`` analysis, which the
+  measurement takes as they are;
 - :mod:`~textrobust.analyses.bias.counterfactual`: F_soft, B_{p,k} (Eq. 5-6), X_filter, sampling;
 - :mod:`~textrobust.analyses.bias.report`: tables (Table 5), histograms and B-against-k figures;
 - :mod:`~textrobust.analyses.bias.augment`: gender-swap augmentation for a debiased zoo victim.
@@ -18,7 +20,6 @@ from textrobust.analyses.bias.counterfactual import (
     Anchor,
     AnchorMeasure,
     AnchorScan,
-    BiasConfig,
     PairMeasure,
     SoftStats,
     find_anchors,
@@ -38,6 +39,7 @@ from textrobust.analyses.bias.pairs import (
     protected_words,
 )
 from textrobust.analyses.bias.report import PairRow, bias_table, markdown_table, pair_histogram, write_bias_report
+from textrobust.analyses.bias.settings import BiasSettings
 
 __all__ = [
     "NATIONALITY_WORDS",
@@ -47,7 +49,7 @@ __all__ = [
     "Anchor",
     "AnchorMeasure",
     "AnchorScan",
-    "BiasConfig",
+    "BiasSettings",
     "GenderSwap",
     "PairMeasure",
     "PairRow",

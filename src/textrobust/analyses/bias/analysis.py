@@ -29,46 +29,31 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from pydantic import Field
-
-from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
 from textrobust.analyses.second_order.analysis import check_fill_in
-from textrobust.analyses.bias.counterfactual import Anchor, AnchorMeasure, AnchorScan
+from textrobust.analyses.bias.counterfactual import BINS, ENUMERATE_LIMIT, Anchor, AnchorMeasure, AnchorScan
 from textrobust.analyses.bias.report import PairRow
+from textrobust.analyses.bias.settings import BiasSettings
 from textrobust.data.examples import Dataset
 from textrobust.errors import ConfigError
-from textrobust.fill_in.registry import DEFAULT_FILL_IN
+from textrobust.sections import Figure, Headline, Section
 
-__all__ = ["BiasAnalysis", "BiasRecord", "BiasSettings", "BiasSummary", "bias_section"]
+__all__ = ["BiasAnalysis", "BiasRecord", "BiasSettings", "BiasSummary", "bias_section", "legacy_method_config"]
 
 #: Pairs drawn in the figures (most test sentences first).
 _FIGURE_PAIRS = 6
 
 
-class BiasSettings(Settings):
-    """Counterfactual token bias: the first ``n`` examples, the protected ``group`` s
-    (gender, nationality, religion, sexual_orientation or all), the largest
-    neighbourhood distance ``max_k`` (the paper: 3), Neighbor_k enumerated up to
-    ``exact_up_to`` and ``samples`` random walks per sentence above it (default 1, so the
-    command takes seconds per anchor; the paper's 2 enumerates Neighbor_2, minutes per
-    anchor on two cores),
-    the X_filter threshold ``eps``, the class ``label`` of f_soft (None: the last label),
-    ``both_directions`` (also sentences holding the second word), the ``fill_in`` model
-    and Algorithm 1's ``kappa`` and ``delta``."""
-
-    n: int | None = Field(default=50, ge=0)
-    group: tuple[str, ...] = ("gender",)
-    max_k: int = Field(default=3, ge=0)
-    exact_up_to: int = Field(default=1, ge=0)
-    samples: int = Field(default=200, ge=1)
-    eps: float = Field(default=0.005, gt=0)
-    label: int | None = Field(default=None, ge=0)
-    both_directions: bool = False
-    fill_in: str = DEFAULT_FILL_IN
-    kappa: int = Field(default=20, ge=1)
-    delta: float = Field(default=3.0, ge=0.0)
+def legacy_method_config(settings: BiasSettings) -> dict[str, Any]:
+    """What the measurement reads from ``settings``, with its fixed sizes, as every run so
+    far has been stored (under ``bias`` of :meth:`BiasAnalysis.describe`, which resuming
+    compares key by key; ``seed`` 0 there, the run's seed is stored with the run). Kept in
+    this layout so that runs stored before issue 29 still resume."""
+    s = settings
+    return {"max_k": s.max_k, "exact_up_to": s.exact_up_to, "samples": s.samples, "enumerate_limit": ENUMERATE_LIMIT,
+            "eps": s.eps, "label": s.label, "both_directions": s.both_directions, "bins": BINS, "seed": 0}
 
 
 @dataclass(frozen=True)
@@ -98,7 +83,7 @@ class BiasSummary(Summary):
     scan: AnchorScan | None = None
 
 
-class BiasAnalysis(Analysis):
+class BiasAnalysis(Analysis[BiasSettings, BiasRecord, BiasSummary]):
     """B_{p,k} of the victim for the protected pairs of the chosen groups."""
 
     name = "bias"
@@ -107,7 +92,6 @@ class BiasAnalysis(Analysis):
              "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 4, Eq. 5-6, Table 5).")
     settings_type = BiasSettings
     record_type = BiasRecord
-    settings: BiasSettings
     unit = "anchors"
 
     def __init__(self, settings: Any = None) -> None:
@@ -121,16 +105,8 @@ class BiasAnalysis(Analysis):
                               f"Got {list(self.settings.group)!r} instead.")
         check_fill_in(self.settings.fill_in, "BiasSettings")
 
-    def config(self, seed: int) -> Any:
-        """The :class:`~textrobust.analyses.bias.BiasConfig` of these settings (``seed``: the run's)."""
-        from textrobust.analyses.bias import BiasConfig
-
-        s = self.settings
-        return BiasConfig(max_k=s.max_k, exact_up_to=s.exact_up_to, samples=s.samples, eps=s.eps, label=s.label,
-                          both_directions=s.both_directions, seed=seed)
-
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "bias": self.config(0).to_dict()}
+        return {**super().describe(), "bias": legacy_method_config(self.settings)}
 
     def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
         from textrobust.analyses.bias import find_anchors, protected_groups
@@ -144,8 +120,9 @@ class BiasAnalysis(Analysis):
         from textrobust.analyses.bias import protected_groups, scan_anchors
         from textrobust.records import encode
 
-        return cast(dict[str, Any], encode(scan_anchors(self.select(dataset), protected_groups(self.settings.group),
-                                                        both_directions=self.settings.both_directions)))
+        scan: dict[str, Any] = encode(scan_anchors(self.select(dataset), protected_groups(self.settings.group),
+                                                   both_directions=self.settings.both_directions))
+        return scan
 
     def check_victim(self, label_names: Sequence[str]) -> None:
         """``label`` (f_soft's class) must be one of the victim's classes."""
@@ -155,7 +132,7 @@ class BiasAnalysis(Analysis):
             raise ConfigError(f"The 'label' parameter of BiasSettings must be a class index of the victim, "
                               f"from 0 to {len(label_names) - 1}: {choices}. Got {label} instead.")
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+    def worker(self, context: WorkerContext) -> Callable[[Any], BiasRecord]:
         from textrobust.analyses.bias import measure_anchor, protected_groups, protected_words
         from textrobust.analyses.second_order import Neighbourhood
         from textrobust.fill_in.neighbourhood import load_fill_in
@@ -163,21 +140,20 @@ class BiasAnalysis(Analysis):
         s = self.settings
         layer = context.layer
         self.check_victim(tuple(layer.label_names))
-        config = self.config(context.seed)
-        hood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
+        hood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
         # every registered protected word is kept out of the neighbourhoods (footnote 7)
         banned = tuple(sorted(protected_words(protected_groups(["all"]))))
 
         def analyse(anchor: Anchor) -> BiasRecord:
-            measure = measure_anchor(anchor, layer, hood, config, banned)
+            measure = measure_anchor(anchor, layer, hood, s, banned, seed=context.seed)
             return BiasRecord(anchor.id, "ok", measure.queries, measure.seconds, measure)
 
         return analyse
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> BiasSummary:
+    def summarise(self, records: Sequence[BiasRecord], failures: Sequence[Failure]) -> BiasSummary:
         from textrobust.analyses.bias import bias_table
 
-        measures = [cast(BiasRecord, r).measure for r in records]
+        measures = [r.measure for r in records]
         k = self.settings.max_k
         rows = tuple(bias_table(measures, max_k=k))
         largest, pair = math.nan, ""
@@ -191,7 +167,7 @@ class BiasAnalysis(Analysis):
                            soft_class=measures[0].soft_class if measures else None,
                            largest_filter_bias=largest, largest_filter_pair=pair)
 
-    def summarise_run(self, records: Sequence[Record], failures: Sequence[Failure],
+    def summarise_run(self, records: Sequence[BiasRecord], failures: Sequence[Failure],
                       survey: Mapping[str, Any] | None = None) -> BiasSummary:
         """:meth:`summarise` with the run's anchor scan (see :meth:`survey`)."""
         from textrobust.records import decode
@@ -199,10 +175,9 @@ class BiasAnalysis(Analysis):
         summary = self.summarise(records, failures)
         return summary if survey is None else dataclasses.replace(summary, scan=decode(AnchorScan, survey))
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
-        return bias_section(cast(BiasSummary, summary), [cast(BiasRecord, r).measure for r in records],
-                            label_names, self.settings.label)
+    def section(self, summary: BiasSummary, records: Sequence[BiasRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
+        return bias_section(summary, [r.measure for r in records], label_names, self.settings.label)
 
 
 def _b(value: float) -> str | None:
@@ -210,7 +185,7 @@ def _b(value: float) -> str | None:
 
 
 def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names: Sequence[str],
-                 label: int | None = None) -> dict[str, Any]:
+                 label: int | None = None) -> Section:
     """The report section of the bias analysis: Table 5 on X_filter and on X_test, B
     against k, and the F_soft histograms of the pairs with the most test sentences. B
     cells are signed strings with four decimals (|B| is often below 0.01); the numbers
@@ -224,7 +199,7 @@ def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names:
     in_filter = sum(1 for m in measures for p in m.partners if p.in_filter)
     measured = sum(len(m.partners) for m in measures)
     scan = s.scan
-    heads: list[dict[str, Any]] = []
+    heads: list[Headline] = []
     if scan is not None:
         heads.append(headline("examples scanned", scan.examples, "int",
                               f"{scan.with_word:,} with a {' or '.join(scan.groups)} word; "
@@ -270,10 +245,10 @@ def bias_section(s: BiasSummary, measures: Sequence[AnchorMeasure], label_names:
         point = (f"Counterfactual bias: nothing was measured; {reason}" if reason else
                  "Counterfactual bias: no test sentence examined holds a protected word of the chosen groups "
                  "exactly once; nothing was measured (raise --n).")
-    return {"headline": heads, "tables": tables, "figures": figures, "examples": [], "risk": None, "point": point}
+    return Section(heads, tables, figures, point=point)
 
 
-def _histograms(measures: Sequence[AnchorMeasure], rows: Sequence[PairRow], k: int) -> list[dict[str, Any]]:
+def _histograms(measures: Sequence[AnchorMeasure], rows: Sequence[PairRow], k: int) -> list[Figure]:
     """F_soft histograms at k = 0 and k = max_k of up to three pairs (X_filter; X_test
     where X_filter is empty), over the bins that hold values."""
     from textrobust.analyses.figures import line_chart

@@ -42,11 +42,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import Field
 
 from textrobust.attack.candidates.inflection import match_case
 from textrobust.analyses.bias.pairs import ProtectedGroup, ProtectedPair
-from textrobust.config import Config
+from textrobust.analyses.bias.settings import BiasSettings
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.fill_in.neighbourhood import Neighbourhood
@@ -60,7 +59,8 @@ __all__ = [
     "Anchor",
     "AnchorMeasure",
     "AnchorScan",
-    "BiasConfig",
+    "BINS",
+    "ENUMERATE_LIMIT",
     "PairMeasure",
     "SoftStats",
     "find_anchors",
@@ -71,27 +71,11 @@ __all__ = [
 ]
 
 
-class BiasConfig(Config):
-    """Settings of the counterfactual-bias measurement.
+#: The most texts held when enumerating one Neighbor_k (more raises, naming the limit).
+ENUMERATE_LIMIT = 200_000
 
-    ``max_k``: largest neighbourhood distance (the paper: 3); ``exact_up_to``: Neighbor_k
-    is enumerated in full up to this k, sampled above (the paper: 2); ``samples``: random
-    walks per test sentence for a sampled k; ``enumerate_limit``: most texts held when
-    enumerating one Neighbor_k; ``eps``: the X_filter threshold; ``label``: the class whose
-    probability is f_soft (None: the last label); ``both_directions``: also sentences
-    holding p2; ``bins``: histogram bins over [-1, 1] (2000: width 0.001, finer than
-    eps); ``seed``: for the samples.
-    """
-
-    max_k: int = Field(default=3, ge=0)
-    exact_up_to: int = Field(default=2, ge=0)
-    samples: int = Field(default=200, ge=1)
-    enumerate_limit: int | None = Field(default=200_000, ge=1)
-    eps: float = Field(default=0.005, gt=0)
-    label: int | None = Field(default=None, ge=0)
-    both_directions: bool = False
-    bins: int = Field(default=2000, ge=2)
-    seed: int = 0
+#: Histogram bins of F_soft over [-1, 1]: width 0.001, finer than X_filter's eps.
+BINS = 2000
 
 
 @dataclass(frozen=True)
@@ -315,7 +299,7 @@ def _class(layer: QueryLayer, label: int | None) -> int:
     if label is None:
         return n - 1
     if not 0 <= label < n:
-        raise ConfigError(f"The 'label' parameter of BiasConfig must be in [0, {n}) for this victim. Got {label}.")
+        raise ConfigError(f"The 'label' parameter of BiasSettings must be in [0, {n}) for this victim. Got {label}.")
     return label
 
 
@@ -323,34 +307,37 @@ def measure_anchor(
     anchor: Anchor,
     layer: QueryLayer,
     neighbourhood: Neighbourhood,
-    config: BiasConfig,
+    settings: BiasSettings,
     blacklist: Iterable[str] = (),
     *,
+    seed: int = 0,
     chunk: int = 4096,
 ) -> AnchorMeasure:
-    """F_soft of every pair of ``anchor`` on Neighbor_k(x0), k = 0..max_k (see the module
-    docstring)."""
+    """F_soft of every pair of ``anchor`` on Neighbor_k(x0), k = 0..``settings.max_k`` (see
+    the module docstring); ``settings``: the bias analysis's (``max_k``, ``exact_up_to``,
+    ``samples``, ``eps``, ``label``); ``seed``: of the sampled k (the run's); ``blacklist``:
+    words kept out of the neighbours."""
     started = time.perf_counter()
     fills = neighbourhood.requests
     queries = layer.queries
-    c = _class(layer, config.label)
+    c = _class(layer, settings.label)
     blacklist = tuple(blacklist)
     x0 = anchor.example.text.freeze([anchor.position])
     levels: dict[int, list[Text]] = {0: [x0]}
-    exact = min(config.exact_up_to, config.max_k)
+    exact = min(settings.exact_up_to, settings.max_k)
     for k in range(1, exact + 1):
-        levels[k] = neighbourhood.enumerate(x0, k, blacklist, limit=config.enumerate_limit)
-    if config.max_k > exact:
+        levels[k] = neighbourhood.enumerate(x0, k, blacklist, limit=ENUMERATE_LIMIT)
+    if settings.max_k > exact:
         first = levels.get(1)
-        walks = neighbourhood.sample(x0, config.max_k, config.samples, _rng(config.seed, anchor), blacklist,
+        walks = neighbourhood.sample(x0, settings.max_k, settings.samples, _rng(seed, anchor), blacklist,
                                      first_step=first)
-        for k in range(exact + 1, config.max_k + 1):
+        for k in range(exact + 1, settings.max_k + 1):
             levels[k] = list({t.key: t for t in walks[k - 1]}.values())
     partners = []
     for pair, sign in anchor.partners:
         word = anchor.replacement(pair, sign)
-        by_k = tuple(_stats(_soft_differences(layer, levels[k], anchor.position, word, sign, c, chunk), config.bins)
-                     for k in range(config.max_k + 1))
+        by_k = tuple(_stats(_soft_differences(layer, levels[k], anchor.position, word, sign, c, chunk), BINS)
+                     for k in range(settings.max_k + 1))
         base = layer.probabilities([x0, x0.replace(anchor.position, word)])
         vector = (base[1] - base[0]) * sign
         partners.append(PairMeasure(
@@ -359,7 +346,7 @@ def measure_anchor(
             sign=sign,
             f0=float(vector[c]),
             f0_vector=tuple(float(v) for v in vector),
-            in_filter=bool(np.max(np.abs(vector)) < config.eps),
+            in_filter=bool(np.max(np.abs(vector)) < settings.eps),
             by_k=by_k,
         ))
     return AnchorMeasure(
@@ -370,9 +357,9 @@ def measure_anchor(
         text=str(anchor.example.text),
         label=anchor.example.label,
         soft_class=c,
-        sizes=tuple(len(levels[k]) for k in range(config.max_k + 1)),
-        sampled_from_k=exact + 1 if config.max_k > exact else None,
-        bins=config.bins,
+        sizes=tuple(len(levels[k]) for k in range(settings.max_k + 1)),
+        sampled_from_k=exact + 1 if settings.max_k > exact else None,
+        bins=BINS,
         partners=tuple(partners),
         fill_requests=neighbourhood.requests - fills,
         queries=layer.queries - queries,

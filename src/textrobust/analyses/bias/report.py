@@ -112,13 +112,13 @@ def pair_histogram(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(edges, counts) of F_soft for ``pair`` at distance ``k`` on ``subset``, on the fixed
     bins the records were made with (``bins`` only for records that do not say)."""
-    from textrobust.analyses.bias.counterfactual import BiasConfig, histogram_edges
+    from textrobust.analyses.bias.counterfactual import BINS, histogram_edges
     from textrobust.errors import ConfigError
 
-    sizes = {int(r.bins or bins or BiasConfig().bins) for r in records}
+    sizes = {int(r.bins or bins or BINS) for r in records}
     if len(sizes) > 1:
         raise ConfigError(f"The records were made with different histogram bins {sorted(sizes)}; measure them alike.")
-    n_bins = sizes.pop() if sizes else int(bins or BiasConfig().bins)
+    n_bins = sizes.pop() if sizes else int(bins or BINS)
     counts = np.zeros(n_bins, dtype=np.int64)
     for _, partner in _partners(records):
         if partner.pair != pair or (subset == "filter" and not partner.in_filter) or k >= len(partner.by_k):

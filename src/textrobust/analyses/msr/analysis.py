@@ -8,7 +8,7 @@ the victim's *prediction* (the MSR is about the decision boundary, not the label
 
 - **upper bound** (Section 2.2): :class:`~textrobust.attack.searches.mcts.MCTSSearch` over
   word-position sets up to ``max_set_size``, candidates the ``neighbours`` closest words in L2
-  of the victim's normalised embedding (:mod:`textrobust.analyses.msr.space`), filtered by
+  of the victim's normalised embedding (:mod:`textrobust.attack.candidates.neighbours`), filtered by
   part of speech in context (spaCy, offline); a set's bound is the distance of the closest
   success that changed only words of the set, over the set's diameter;
 - **lower bound** (Section 2.3): :class:`~textrobust.bounds.certify.Verifier` (CROWN for
@@ -41,30 +41,28 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from pydantic import Field
 
-from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
+from textrobust.analyses.msr.records import MsrRecord, MsrSummary, PositionRow, SetBound, SizeRow, WordBound
+from textrobust.analyses.protocol import Analysis, Failure, Settings, WorkerContext, counts
 from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import Problem
 from textrobust.attack.searches.mcts import MCTSResult, MCTSSearch
 from textrobust.data.examples import Example
+from textrobust.sections import Section
 from textrobust.text import Text
+from textrobust.victims.protocol import Victim, embedding_victim, unwrap
 
 __all__ = ["MsrAnalysis", "MsrRecord", "MsrSettings", "MsrSummary", "SetBound", "SizeRow", "WordBound"]
 
 _PAPER = ("La Malfa, Wu, Laurenti, Wang, Hartshorn and Kwiatkowska 2020, \"Assessing Robustness of Text "
           "Classification through Maximal Safe Radius Computation\"")
 UNSUPPORTED = "not supported for this architecture"
-#: What ``sizes`` and ``sizes_embedding`` of a summary are divided by (stored in summary.json).
-NORMALISATION = ("sizes: bounds / d, Definition 1's diameter (the distance from the text to the farthest corner "
-                 "of the normalised cube over I; 1.0 = safe against any substitution); sizes_embedding: bounds / "
-                 "embedding_diameter (sqrt(D) in L2, 1 in L-infinity), the paper's Tables 2-6 (Table 4)")
 
 
 class MsrNorm(str, Enum):
@@ -87,161 +85,49 @@ class MsrSettings(Settings):
     ``iterations``, ``exploration``: MCTS; ``budget``: MCTS queries per text; ``lime``:
     the LIME comparison (zoo victims), with ``lime_samples``."""
 
-    n: int | None = Field(default=10, ge=0)
-    max_set_size: int = Field(default=3, ge=1, le=8)
-    positions: int = Field(default=25, ge=1)
-    norm: MsrNorm = MsrNorm.L2
-    method: MsrMethod = MsrMethod.CROWN
-    tolerance: float = Field(default=1e-3, gt=0.0, lt=1.0)
-    multi_sets: int = Field(default=5, ge=0)
-    neighbours: int = Field(default=100, ge=1)
-    pos_filter: bool = True
-    pos_window: int = Field(default=3, ge=1)
-    simulations: int = Field(default=32, ge=1)
-    iterations: int = Field(default=30, ge=1)
-    exploration: float = Field(default=0.5, ge=0.0)
-    budget: int | None = Field(default=20_000, ge=1)
-    lime: bool = True
-    lime_samples: int = Field(default=200, ge=10)
-    glove_vocab: int = Field(default=50_000, ge=100)
+    n: int | None = Field(default=10, ge=0, description="Only the first n texts.")
+    max_set_size: int = Field(default=3, ge=1, le=8, description="Largest number of words perturbed together "
+                              "(|I|); the text-length limit is --max-words.")
+    positions: int = Field(default=25, ge=1, description="Words considered per text (the first ones).")
+    norm: MsrNorm = Field(default=MsrNorm.L2, description="Norm of the ball: l2 or linf.")
+    method: MsrMethod = Field(default=MsrMethod.CROWN, description="Lower bound: crown (linear relaxation: "
+                              "CROWN for the CNN and bag of words, forward-mode linear for the LSTM) or ibp.")
+    tolerance: float = Field(default=1e-3, gt=0.0, lt=1.0, description="Bisection stops when the bracket is "
+                             "this share of its upper end.")
+    multi_sets: int = Field(default=5, ge=0, description="Random word sets per size 2..max-set-size.")
+    neighbours: int = Field(default=100, ge=1, description="MCTS candidates with --candidates paper: the n "
+                            "closest words in L2 (the paper: 1000).")
+    pos_filter: bool = Field(default=True, description="Keep candidates with the same part of speech in "
+                             "context.")
+    pos_window: int = Field(default=3, ge=1, description="Words tagged each side of a substitution "
+                            "(--pos-filter).")
+    simulations: int = Field(default=32, ge=1, description="MCTS simulations per vertex (the paper: 1000).")
+    iterations: int = Field(default=30, ge=1, description="MCTS expansions per text.")
+    exploration: float = Field(default=0.5, ge=0.0, description="MCTS: the UCT exploration constant.")
+    budget: int | None = Field(default=20_000, ge=1, description="MCTS queries per text.")
+    lime: bool = Field(default=True, description="Compare the bounds' word ranking with LIME's (zoo victims).")
+    lime_samples: int = Field(default=200, ge=10, description="LIME samples per text.")
+    glove_vocab: int = Field(default=50_000, ge=100, description="Victims without a word embedding: the most "
+                             "frequent GloVe words that form the space.")
     candidates: CandidateChoice = Field(default="validated", description="MCTS's substitutes: " + CANDIDATES_HELP
                                         + "; the paper's are the n nearest words in the victim's embedding")
 
 
-@dataclass(frozen=True)
-class WordBound:
-    """One word: normalised bounds (``upper`` None: no successful substitution found;
-    ``lower`` None: no lower bound for this victim), the closest substitute found."""
-
-    position: int
-    word: str
-    lower: float | None
-    upper: float | None
-    substitute: str | None
-    diameter: float
-    lime: float | None = None
-
-
-@dataclass(frozen=True)
-class SetBound:
-    """A set of positions: bounds normalised by Definition 1's ``diameter`` of the set
-    (None for records stored before it was kept)."""
-
-    positions: tuple[int, ...]
-    lower: float | None
-    upper: float | None
-    diameter: float | None = None
-
-
-@dataclass(frozen=True)
-class MsrRecord(Record):
-    """One text: status ``analysed``; ``lower_status`` is ``ok`` or why there is no lower
-    bound; ``budget_exhausted``: MCTS ran out of queries."""
-
-    text: Text
-    label: int
-    predicted: int
-    lower_status: str
-    lower_method: str
-    space: str
-    words: tuple[WordBound, ...]
-    sets: tuple[SetBound, ...]
-    successes: int
-    closest: Text | None
-    vertices: int
-    lower_seconds: float
-    upper_seconds: float
-    lower_bounds: int
-    spearman: float | None = None
-    budget_exhausted: bool = False
-    closest_prediction: int | None = None
-    embedding_diameter: float | None = None  # sqrt(D) (L2) or 1 (L-inf): the paper's tables divide by it
-
-
-@dataclass(frozen=True)
-class SizeRow:
-    """Tables 2-3 style, for one ``|I|``: mean normalised lower bound (and its std), mean
-    upper bound (a set without success counts 1.0, as the paper's Table 3: the diameter),
-    share of texts and of sets with a success, share of sets certified for any
-    substitution, mean gap; normalised as the summary field holding the row says."""
-
-    size: int
-    sets: int
-    mean_lower: float
-    std_lower: float
-    mean_upper: float
-    mean_upper_found: float
-    found_per_text: float
-    found_per_set: float
-    certified_any: float
-    mean_gap: float
-
-
-@dataclass(frozen=True)
-class PositionRow:
-    position: int
-    mean_lower: float
-    words: int
-
-
-@dataclass(frozen=True)
-class MsrSummary(Summary):
-    texts: int
-    with_lower: int
-    lower_status: str
-    lower_method: str
-    norm: str
-    sizes: tuple[SizeRow, ...]
-    by_position: tuple[PositionRow, ...]
-    lime_spearman: float
-    lime_texts: int
-    seconds_per_lower_bound: float
-    seconds_per_text_upper: float
-    queries: int
-    contradictions: int  # an MCTS success closer than a certified radius: must be 0
-    # the same rows divided by the embedding's diameter sqrt(D) (L2; 1 in L-inf), the
-    # paper's convention (Table 4); ``sizes`` divides by Definition 1's farthest-corner d
-    sizes_embedding: tuple[SizeRow, ...] = ()
-    embedding_diameter: float = math.nan
-    normalisation: str = NORMALISATION
-
-
-class _FirstWords:
-    """Position constraint: only the first ``limit`` words (the paper's max length)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-
-    def allowed(self, original: Text, current: Text, positions: frozenset[int]) -> frozenset[int]:
-        return frozenset(p for p in positions if p < self.limit)
-
-    def __repr__(self) -> str:
-        return f"FirstWords({self.limit})"
-
-
-def _victim(context: WorkerContext) -> Any:
-    return getattr(context.layer, "victim", context.layer)
-
-
-def _has_word_embedding(victim: Any) -> bool:
-    module = getattr(victim, "module", None)
-    return hasattr(getattr(victim, "tokenizer", None), "id_of") and hasattr(getattr(module, "embedding", None), "weight")
-
-
-def zoo_model(victim: Any) -> tuple[Any, str]:
-    """The zoo word model behind ``victim`` and ``"ok"``, or None and the reason."""
-    module = getattr(victim, "module", None)
-    tokenizer = getattr(victim, "tokenizer", None)
-    if module is None or tokenizer is None or not hasattr(tokenizer, "id_of"):
-        return None, f"{UNSUPPORTED} ({type(victim).__name__} is not a zoo word model)"
+def zoo_model(victim: Victim) -> tuple[Any, str]:
+    """The word model behind ``victim`` and ``"ok"`` when the victim declares its embedding
+    layer and word ids (:func:`~textrobust.victims.protocol.embedding_victim`) and bound
+    propagation supports the model; else None and the reason."""
+    found = embedding_victim(victim)
+    if found is None:
+        return None, f"{UNSUPPORTED} ({type(unwrap(victim)).__name__} is not a zoo word model)"
     from textrobust.bounds.support import supported
 
-    if not supported(module):
-        return None, f"{UNSUPPORTED} ({type(module).__name__})"
-    return module, "ok"
+    if not supported(found.module):
+        return None, f"{UNSUPPORTED} ({type(found.module).__name__})"
+    return found.module, "ok"
 
 
-class MsrAnalysis(Analysis):
+class MsrAnalysis(Analysis[MsrSettings, MsrRecord, MsrSummary]):
     """Maximal safe radius: MCTS upper bound, bound-propagation lower bound, per word."""
 
     name = "msr"
@@ -252,33 +138,34 @@ class MsrAnalysis(Analysis):
     record_type = MsrRecord
 
     def __init__(self, settings: Any = None, *, space: Any = None) -> None:
-        """``space``: the :class:`~textrobust.analyses.msr.space.EmbeddingSpace` for victims
+        """``space``: the :class:`~textrobust.attack.candidates.neighbours.EmbeddingSpace` for victims
         without a word embedding of their own (default: GloVe 50d, loaded on first use)."""
         super().__init__(settings)
         self.space = space
 
     def _search(self, seed: int, distance: Callable[[Text, Text], float] | None = None) -> MCTSSearch:
-        s = cast(MsrSettings, self.settings)
+        s = self.settings
         return MCTSSearch(max_words=s.max_set_size, simulations=s.simulations, max_iterations=s.iterations,
                           exploration=s.exploration, seed=seed, distance=distance)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "search": repr(self._search(0))}
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        from textrobust.analyses.msr.space import EmbeddingSpace, L2Neighbours, SpaceSynonyms
+    def worker(self, context: WorkerContext) -> Callable[[Any], MsrRecord]:
+        from textrobust.attack.candidates.neighbours import EmbeddingSpace, L2Neighbours, SpaceSynonyms
+        from textrobust.attack.constraints.first_words import FirstWords
 
-        s = cast(MsrSettings, self.settings)
-        victim = _victim(context)
+        s = self.settings
         layer = context.layer
-        module, status = zoo_model(victim)
+        white_box = embedding_victim(layer.victim)
+        module, status = zoo_model(layer.victim)
         verifier = None
         if module is not None:
             from textrobust.bounds.certify import Verifier
 
             verifier = Verifier(module)
-        if _has_word_embedding(victim):
-            space = EmbeddingSpace.of_zoo_victim(victim)
+        if white_box is not None:
+            space = EmbeddingSpace.of_victim(white_box)
         elif self.space is not None:
             space = self.space
         else:
@@ -307,7 +194,7 @@ class MsrAnalysis(Analysis):
             positions = tuple(p for p in space.positions(text) if p < s.positions)
             with layer.budget(s.budget) as budget:
                 problem = Problem(original=text, goal=UntargetedClassification(layer, predicted), source=source,
-                                  position_constraints=(_FirstWords(s.positions),), constraints=constraints,
+                                  position_constraints=(FirstWords(s.positions),), constraints=constraints,
                                   budget=budget)
                 result = search.explore(text, problem)
             upper_seconds = time.perf_counter() - began
@@ -316,8 +203,8 @@ class MsrAnalysis(Analysis):
             lower: dict[tuple[int, ...], float] = {}
             t0 = time.perf_counter()
             ids: list[int] = []
-            if verifier is not None and positions:
-                ids_t, mask, _ = victim.encode([text])
+            if verifier is not None and white_box is not None and positions:
+                ids_t, mask, _ = white_box.encode([text])
                 ids = ids_t[0][mask[0]].tolist()
                 for chosen in [(p,) for p in positions] + sets:
                     bound = verifier.lower_radius(ids, chosen, norm=norm, method=s.method.value,
@@ -361,9 +248,9 @@ class MsrAnalysis(Analysis):
 
         return analyse
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> MsrSummary:
-        s = cast(MsrSettings, self.settings)
-        rs = [cast(MsrRecord, r) for r in records]
+    def summarise(self, records: Sequence[MsrRecord], failures: Sequence[Failure]) -> MsrSummary:
+        s = self.settings
+        rs = records
         sizes, sizes_embedding = [], []
         for size in range(1, s.max_set_size + 1):
             rows: list[_Bounds] = []
@@ -399,15 +286,13 @@ class MsrAnalysis(Analysis):
             sizes_embedding=tuple(sizes_embedding),
             embedding_diameter=diameters.pop() if len(diameters) == 1 else math.nan)
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
+    def section(self, summary: MsrSummary, records: Sequence[MsrRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
         from textrobust.analyses.msr.section import msr_section
 
         from textrobust.analyses.sections import with_substitutes
 
-        return with_substitutes(msr_section(cast(MsrSummary, summary), [cast(MsrRecord, r) for r in records],
-                                            label_names), cast(MsrSettings, self.settings).candidates,
-                                PAPER_SOURCE)
+        return with_substitutes(msr_section(summary, records, label_names), self.settings.candidates, PAPER_SOURCE)
 
 
 #: MCTS's substitutes in the paper (``--candidates paper``).

@@ -13,12 +13,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from textrobust.analyses.msr.analysis import MsrRecord, MsrSummary
+from textrobust.analyses.msr.records import MsrRecord, MsrSummary
+from textrobust.sections import Section
 
 __all__ = ["msr_section"]
 
 
-def msr_section(s: MsrSummary, records: Sequence[MsrRecord], label_names: Sequence[str]) -> dict[str, Any]:
+def msr_section(s: MsrSummary, records: Sequence[MsrRecord], label_names: Sequence[str]) -> Section:
+    """The report section of the maximal-safe-radius analysis (see the module docstring)."""
     from textrobust.analyses.figures import bar_chart, line_chart, stacked_bar_chart
     from textrobust.analyses.sections import example_row, figure, headline, table
 
@@ -101,4 +103,4 @@ def msr_section(s: MsrSummary, records: Sequence[MsrRecord], label_names: Sequen
                                     r.predicted, r.closest_prediction, f"{r.successes} successful substitution(s) found by MCTS"))
         if len(examples) >= 10:
             break
-    return {"headline": heads, "tables": tables, "figures": figures, "examples": examples}
+    return Section(heads, tables, figures, examples)

@@ -11,6 +11,8 @@ Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt).
 - :mod:`~textrobust.attack.searches.pdp`: Algorithm 1 (PDP) as a Search.
 - :mod:`~textrobust.attack.searches.exhaustive`: the simple prover and its Search form.
 - :mod:`~textrobust.analyses.radius.pr`: PR_hat with Hoeffding's guarantee.
+- :mod:`~textrobust.analyses.radius.settings`: the settings of the ``radius`` and ``pr``
+  analyses, which the per-example classes of ``method`` take as they are.
 - :mod:`~textrobust.analyses.radius.method`: the per-example analysis and its typed results,
   Tables 2-3 and Figure 4-5 data as pure functions of them (the ``radius`` and ``pr``
   analyses of :mod:`textrobust.analyses.radius.analysis` run them over a data set).
@@ -28,7 +30,6 @@ Nothing heavy is imported here: WordNet, vectors and matplotlib load on first us
 from __future__ import annotations
 
 from textrobust.analyses.radius.method import (
-    METHODS,
     Bounds,
     BoundsSummary,
     MethodOutcome,
@@ -36,13 +37,11 @@ from textrobust.analyses.radius.method import (
     OptimalityRow,
     PRAnalysis,
     PRResult,
-    PRSettings,
     PRStats,
     ProverOutcome,
     RadiusAnalysis,
     RadiusResult,
     RadiusRow,
-    RadiusSettings,
     RadiusVerdict,
     SpaceInfo,
     Throughput,
@@ -59,6 +58,7 @@ from textrobust.analyses.radius.method import (
 )
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PDPConfig, PseudoDynamicProgramming
+from textrobust.analyses.radius.settings import METHODS, PRMetricSettings, RadiusBoundsSettings
 from textrobust.analyses.radius.pr import PRConfig, PREstimate, estimate_pr, hoeffding_epsilon, hoeffding_samples, pr_radius
 from textrobust.attack.searches.exhaustive import (
     ExhaustiveProver,
@@ -91,8 +91,8 @@ __all__ = [
     "PRAnalysis",
     "PRConfig",
     "PREstimate",
+    "PRMetricSettings",
     "PRResult",
-    "PRSettings",
     "PRStats",
     "PerturbationSpace",
     "Proof",
@@ -100,9 +100,9 @@ __all__ = [
     "ProverOutcome",
     "PseudoDynamicProgramming",
     "RadiusAnalysis",
+    "RadiusBoundsSettings",
     "RadiusResult",
     "RadiusRow",
-    "RadiusSettings",
     "RadiusVerdict",
     "Sensitivity",
     "SpaceInfo",

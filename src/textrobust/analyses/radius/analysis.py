@@ -4,10 +4,11 @@ Yang, Huang, Ma, Cao, Zhang, Zhang and Li, "Quantifying Robustness to Adversaria
 Substitutions" (../shared/papers/robustness-radius-pdp-prover-pr.txt). The method code is
 :mod:`textrobust.analyses.radius` (the space, PDP, the prover, PR_hat, and the per-example
 :class:`~textrobust.analyses.radius.method.RadiusAnalysis` and
-:class:`~textrobust.analyses.radius.method.PRAnalysis`); this module only adapts it: settings
-named like the CLI options, one unit per example, a typed record holding the method's
-typed result, a pure summary (Tables 2 and 3, the bounds on ``R``, Figure 4's curves, PR
-over the examples) and the report section.
+:class:`~textrobust.analyses.radius.method.PRAnalysis`, which take the settings of
+:mod:`textrobust.analyses.radius.settings` as they are); this module only adapts it: one
+unit per example, a typed record holding the method's typed result, a pure summary
+(Tables 2 and 3, the bounds on ``R``, Figure 4's curves, PR over the examples) and the
+report section.
 
 Departures from the paper are those of :mod:`textrobust.analyses.radius.method` (WordNet
 synonyms for HowNet, our own victims, misclassified examples skipped). Two readings of
@@ -24,27 +25,21 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
-
-from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
-from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
+from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
 from textrobust.attack.problem import CandidateSource
 from textrobust.data.examples import Example
 from textrobust.analyses.radius.method import (
-    METHODS,
     BoundsSummary,
     MethodRow,
     OptimalityRow,
     PRAnalysis,
     PRResult,
-    PRSettings,
     PRStats,
     RadiusAnalysis,
     RadiusResult,
     RadiusRow,
-    RadiusSettings,
     Throughput,
     YieldCurves,
     attack_table,
@@ -57,7 +52,10 @@ from textrobust.analyses.radius.method import (
     yield_curves,
 )
 from textrobust.analyses.radius.pr import hoeffding_samples
-from textrobust.attack.searches.exhaustive import Sensitivity, Verdict
+from textrobust.analyses.radius.settings import PRMetricSettings, RadiusBoundsSettings
+from textrobust.attack.searches.exhaustive import Verdict
+from textrobust.sections import Section
+from textrobust.victims.protocol import BatchedVictim, Victim
 
 __all__ = ["PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
            "RadiusBoundsSettings", "RadiusRecord", "RadiusSummary"]
@@ -66,25 +64,27 @@ _PAPER = ("Yang, Huang, Ma, Cao, Zhang, Zhang and Li 2022, \"Quantifying Robustn
           "Substitutions\"")
 
 
-def _batched(victim: Any, batch: int) -> Any:
+def _batched(victim: Victim, batch: int) -> Victim:
     """``victim`` taking ``batch`` texts per forward pass.
 
-    A TorchVictim splits each call into chunks of its own ``batch_size`` (64 by default);
-    the prover and PR send hundreds of texts per call, so (as the old ``radius`` and ``pr``
-    commands did) they get a shallow copy with a larger batch. A copy, so that the victim
-    the other analyses of an audit share is left as it is.
+    A victim that declares its own ``batch_size`` (:class:`~textrobust.victims.protocol.
+    BatchedVictim`: a TorchVictim splits each call into chunks of 64 by default) gets a
+    shallow copy with a larger batch, since the prover and PR send hundreds of texts per
+    call (as the old ``radius`` and ``pr`` commands did). A copy, so that the victim the
+    other analyses of an audit share is left as it is. Any other victim (a lockstep run's
+    gate member among them: the gate merges calls itself) is used as it is.
     """
-    size = getattr(victim, "batch_size", None)
-    if isinstance(size, int) and not isinstance(size, bool) and size != batch:
+    if isinstance(victim, BatchedVictim) and not isinstance(victim.batch_size, bool) \
+            and isinstance(victim.batch_size, int) and victim.batch_size != batch:
         victim = copy.copy(victim)
         victim.batch_size = batch
     return victim
 
 
-def _victim(context: WorkerContext) -> Any:
+def _victim(context: WorkerContext) -> Victim:
     # The method builds its own query layers around the victim (a fresh cache per attack
     # method, no cache for the prover), as the paper's comparison needs.
-    return getattr(context.layer, "victim", context.layer)
+    return context.layer.victim
 
 
 #: The paper's own S(X, p), as built here (``--candidates paper``).
@@ -92,61 +92,6 @@ PAPER_SOURCE = "WordNet synonyms (for HowNet) cleaned by counter-fitted cosine >
 
 
 # ---- radius ---------------------------------------------------------------------------------------
-class RadiusBoundsSettings(Settings):
-    """The radius analysis (field names are the ``textrobust radius`` options).
-
-    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``/``candidates``: ``S(X, p)``;
-    ``tau``: the modification cap of every attack; ``methods``: of pdp, greedy, pso;
-    ``top_k``/``lookahead``: PDP; ``pso_pop``/``pso_iters``: PSO; ``prover``: certify radii
-    (slower: up to ``time_limit`` seconds per example); ``max_radius``: the largest ``r``
-    of Table 3 (each step multiplies the texts to check by about ``m * eta``);
-    ``batch_size``/``prover_batch``: texts per query-layer call; ``order``: how the prover
-    sorts positions.
-    """
-
-    n: int | None = Field(default=50, ge=0)
-    eta: int = Field(default=5, ge=1)
-    min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
-    skip_stop_words: bool = True
-    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
-    tau: float = Field(default=0.25, gt=0.0, le=1.0)
-    methods: tuple[str, ...] = METHODS
-    top_k: int = Field(default=10, ge=1)
-    lookahead: int = Field(default=4, ge=1)
-    pso_pop: int = Field(default=60, ge=1)
-    pso_iters: int = Field(default=20, ge=1)
-    prover: bool = True
-    max_radius: int = Field(default=4, ge=1, le=64)
-    time_limit: float | None = Field(default=30.0, gt=0.0)
-    batch_size: int = Field(default=256, ge=1, le=1_000_000)
-    prover_batch: int = Field(default=512, ge=1, le=1_000_000)
-    order: Sensitivity = Sensitivity.AUTO
-
-    @field_validator("methods")
-    @classmethod
-    def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [m for m in value if m not in METHODS]
-        if unknown or not value or len(set(value)) != len(value):
-            raise ValueError(f"must name distinct methods among {', '.join(METHODS)}")
-        return value
-
-    @field_validator("prover")
-    @classmethod
-    def _prover_needs_pdp(cls, value: bool, info: ValidationInfo) -> bool:
-        if value and "pdp" not in info.data.get("methods", METHODS):
-            raise ValueError("starts from PDP's bound: keep pdp in --methods, or pass --no-prover")
-        return value
-
-    def method_settings(self, seed: int) -> RadiusSettings:
-        """The settings of :class:`~textrobust.analyses.radius.method.RadiusAnalysis`."""
-        return RadiusSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
-                              candidates=self.candidates,
-                              tau=self.tau, top_k=self.top_k, lookahead_samples=self.lookahead,
-                              methods=self.methods, pso_pop_size=self.pso_pop, pso_max_iters=self.pso_iters,
-                              prover=self.prover, max_radius=self.max_radius, time_limit=self.time_limit,
-                              order=self.order, prover_batch=self.prover_batch, seed=seed)
-
-
 @dataclass(frozen=True)
 class RadiusRecord(Record):
     """One example of the radius analysis (status ``skipped``: misclassified, not attacked;
@@ -177,7 +122,7 @@ class RadiusSummary(Summary):
     throughput: Throughput | None
 
 
-class RadiusBoundsAnalysis(Analysis):
+class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSummary]):
     """Bounds on the robustness radius: PDP and baselines (upper), the prover (lower)."""
 
     name = "radius"
@@ -192,16 +137,15 @@ class RadiusBoundsAnalysis(Analysis):
         self.source = source
 
     def _method(self, victim: Any, seed: int) -> RadiusAnalysis:
-        s = cast(RadiusBoundsSettings, self.settings)
-        return RadiusAnalysis(victim, s.method_settings(seed), source=self.source, batch_size=s.batch_size)
+        return RadiusAnalysis(victim, self.settings, source=self.source, seed=seed)
 
     def describe(self) -> dict[str, Any]:
         method = self._method(None, 0).describe()  # the searches' seed is the run's seed
         return {**super().describe(), "source": method["source"], "searches": method["searches"],
                 "prover": method["prover"], "cap": method["cap"]}
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        s = cast(RadiusBoundsSettings, self.settings)
+    def worker(self, context: WorkerContext) -> Callable[[Any], RadiusRecord]:
+        s = self.settings
         method = self._method(_batched(_victim(context), max(s.batch_size, s.prover_batch)), context.seed)
 
         def analyse(example: Example) -> RadiusRecord:
@@ -213,9 +157,9 @@ class RadiusBoundsAnalysis(Analysis):
 
         return analyse
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> RadiusSummary:
-        s = cast(RadiusBoundsSettings, self.settings)
-        results = [cast(RadiusRecord, r).result for r in records]
+    def summarise(self, records: Sequence[RadiusRecord], failures: Sequence[Failure]) -> RadiusSummary:
+        s = self.settings
+        results = [r.result for r in records]
         table3 = certified_table(results, s.max_radius)
         attacked = sum(1 for r in results if r.attacked)
         certified = table3[0].certified_pct / 100.0 if s.prover and table3 else math.nan
@@ -229,16 +173,15 @@ class RadiusBoundsAnalysis(Analysis):
             curves=yield_curves(results, s.methods, s.max_radius),
             throughput=throughput_summary(results) if s.prover else None)
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
+    def section(self, summary: RadiusSummary, records: Sequence[RadiusRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
         from textrobust.analyses.sections import with_substitutes
 
-        section = radius_section(cast(RadiusSummary, summary), [cast(RadiusRecord, r).result for r in records],
-                                 label_names)
-        return with_substitutes(section, cast(RadiusBoundsSettings, self.settings).candidates, PAPER_SOURCE)
+        section = radius_section(summary, [r.result for r in records], label_names)
+        return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
 
 
-def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_names: Sequence[str]) -> dict[str, Any]:
+def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_names: Sequence[str]) -> Section:
     """The report section of the radius analysis (tables narrow enough for 80 columns)."""
     from textrobust.analyses.figures import line_chart, stacked_bar_chart
     from textrobust.analyses.sections import example_row, figure, headline, table
@@ -343,44 +286,10 @@ def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_name
     point = None if risk is None else (
         f"{s.falsified_r1:.0%} of {s.attacked} correctly classified examples flip with one substituted synonym"
         + ("" if math.isnan(s.certified_r1) else f"; the prover certified {s.certified_r1:.0%} at r = 1") + ".")
-    return {"headline": heads, "tables": tables, "figures": figures, "examples": examples, "risk": risk,
-            "point": point}
+    return Section(heads, tables, figures, examples, risk=risk, point=point)
 
 
 # ---- PR -----------------------------------------------------------------------------------------------
-class PRMetricSettings(Settings):
-    """The PR metric (field names are the ``textrobust pr`` options).
-
-    ``n``: the first n examples; ``eta``/``min_cos``/``skip_stop_words``/``candidates``: ``S(X, p)``;
-    ``epsilon``/``delta``: the Hoeffding guarantee; ``samples``: N per example (None: the
-    smallest N that guarantees ``epsilon``, 4,794 for the paper's 0.025 and 0.005; fewer
-    samples are faster and guarantee a larger eps, which the summary reports);
-    ``fraction``: r as a share of the length; ``threshold``: report the share with PR above
-    it; ``exact_limit``: enumerate spaces up to this size (None: N); ``batch_size``: texts
-    per query-layer call.
-    """
-
-    n: int | None = Field(default=50, ge=0)
-    eta: int = Field(default=5, ge=1)
-    min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
-    skip_stop_words: bool = True
-    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
-    epsilon: float = Field(default=0.025, gt=0.0, lt=1.0)
-    delta: float = Field(default=0.005, gt=0.0, lt=1.0)
-    samples: int | None = Field(default=None, ge=1, le=100_000_000)
-    fraction: float = Field(default=0.25, gt=0.0, le=1.0)
-    threshold: float = Field(default=0.9, ge=0.0, le=1.0)
-    exact_limit: int | None = Field(default=None, ge=0)
-    batch_size: int = Field(default=1024, ge=1, le=1_000_000)
-
-    def method_settings(self, seed: int) -> PRSettings:
-        """The settings of :class:`~textrobust.analyses.radius.method.PRAnalysis`."""
-        return PRSettings(eta=self.eta, min_cos=self.min_cos, skip_stop_words=self.skip_stop_words,
-                          candidates=self.candidates,
-                          epsilon=self.epsilon, delta=self.delta, samples=self.samples, fraction=self.fraction,
-                          exact_limit=self.exact_limit, batch_size=self.batch_size, seed=seed)
-
-
 @dataclass(frozen=True)
 class PRRecord(Record):
     """One example of the PR metric (status ``skipped``: misclassified; ``scored``)."""
@@ -405,7 +314,7 @@ class PRSummary(Summary):
     pr: PRStats
 
 
-class PRMetricAnalysis(Analysis):
+class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
     """PR_hat, the share of Omega_r a victim still classifies right, with its guarantee."""
 
     name = "pr"
@@ -420,16 +329,15 @@ class PRMetricAnalysis(Analysis):
         self.source = source
 
     def _method(self, victim: Any, seed: int) -> PRAnalysis:
-        s = cast(PRMetricSettings, self.settings)
-        return PRAnalysis(victim, s.method_settings(seed), source=self.source)
+        return PRAnalysis(victim, self.settings, source=self.source, seed=seed)
 
     def describe(self) -> dict[str, Any]:
         method = self._method(None, 0).describe()
         return {**super().describe(), "source": method["source"], "samples": method["samples"],
                 "guaranteed": method["guaranteed"]}
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
-        s = cast(PRMetricSettings, self.settings)
+    def worker(self, context: WorkerContext) -> Callable[[Any], PRRecord]:
+        s = self.settings
         method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed)
 
         def analyse(example: Example) -> PRRecord:
@@ -440,25 +348,25 @@ class PRMetricAnalysis(Analysis):
 
         return analyse
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> PRSummary:
-        s = cast(PRMetricSettings, self.settings)
-        config = s.method_settings(0).pr_config()
-        results = [cast(PRRecord, r).result for r in records]
+    def summarise(self, records: Sequence[PRRecord], failures: Sequence[Failure]) -> PRSummary:
+        s = self.settings
+        config = s.pr_config()
+        results = [r.result for r in records]
         return PRSummary(**counts(records, failures), examples=len(results), queries=sum(r.queries for r in records),
                          samples=config.sample_size(), delta=s.delta, epsilon=config.guaranteed_epsilon(),
                          epsilon_requested=s.epsilon, samples_needed=hoeffding_samples(s.epsilon, s.delta),
                          guaranteed=config.guaranteed(), pr=pr_summary(results, s.threshold))
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
+    def section(self, summary: PRSummary, records: Sequence[PRRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
         from textrobust.analyses.sections import with_substitutes
 
-        s = cast(PRMetricSettings, self.settings)
-        return with_substitutes(pr_section(cast(PRSummary, summary), [cast(PRRecord, r).result for r in records],
-                                           s.fraction), s.candidates, PAPER_SOURCE)
+        s = self.settings
+        return with_substitutes(pr_section(summary, [r.result for r in records], s.fraction), s.candidates,
+                                PAPER_SOURCE)
 
 
-def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> dict[str, Any]:
+def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> Section:
     """The report section of the PR metric; every figure states the eps that the sample
     size actually guarantees (not the requested one)."""
     from textrobust.analyses.figures import violin_chart
@@ -507,9 +415,8 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> di
         f"With up to {fraction:.0%} of the words replaced by synonyms, {risk:.1%} of the texts are "
         f"misclassified on average (" + (f"mean PR {p.mean_pr:.3f}, computed exactly)." if all_exact else
                                          f"mean PR_hat {p.mean_pr:.3f} +- {s.epsilon:.3f}, N = {s.samples:,})."))
-    return {"headline": heads, "tables": [table("PR and its guarantee", ["metric", "value"], rows,
-                                                note="N: texts sampled from Omega_r per example; eps: the "
-                                                     "sampling error N guarantees with probability 1 - delta; "
-                                                     "an example whose Omega_r holds at most N texts is "
-                                                     "computed exactly; r: words that may be replaced.")],
-            "figures": figures, "examples": [], "risk": risk, "point": point}
+    return Section(heads, [table("PR and its guarantee", ["metric", "value"], rows,
+                                 note="N: texts sampled from Omega_r per example; eps: the sampling error N "
+                                      "guarantees with probability 1 - delta; an example whose Omega_r holds "
+                                      "at most N texts is computed exactly; r: words that may be replaced.")],
+                   figures, risk=risk, point=point)

@@ -52,17 +52,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
 
-from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice, validated_source
+from textrobust.analyses.radius.settings import METHODS, PRMetricSettings, RadiusBoundsSettings
+from textrobust.attack.candidates.choice import validated_source
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import CandidateSource, Problem, Search
-from textrobust.config import Config
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PseudoDynamicProgramming
-from textrobust.analyses.radius.pr import PRConfig, PREstimate, estimate_pr
+from textrobust.analyses.radius.pr import PREstimate, estimate_pr
 from textrobust.attack.searches.exhaustive import (
     ExhaustiveProver,
     Proof,
@@ -74,6 +73,7 @@ from textrobust.attack.searches.exhaustive import (
 from textrobust.attack.space import PerturbationSpace, SpaceSource, build_space, space_rng
 from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
 from textrobust.text import Text
+from textrobust.victims.protocol import GradientVictim
 from textrobust.victims.query import QueryLayer
 
 __all__ = [
@@ -85,13 +85,11 @@ __all__ = [
     "OptimalityRow",
     "PRAnalysis",
     "PRResult",
-    "PRSettings",
     "PRStats",
     "ProverOutcome",
     "RadiusAnalysis",
     "RadiusResult",
     "RadiusRow",
-    "RadiusSettings",
     "RadiusVerdict",
     "SpaceInfo",
     "Throughput",
@@ -109,85 +107,12 @@ __all__ = [
     "yield_curves",
 ]
 
-#: The attack methods of Table 2, by name.
-METHODS: tuple[str, ...] = ("pdp", "greedy", "pso")
-
-
-class SpaceSettings(Config):
-    """How ``S(X, p)`` is built: ``candidates`` "validated" (the default: the validated
-    synonyms, :func:`~textrobust.attack.candidates.choice.validated_source`, at most
-    ``eta`` per position; ``min_cos`` does not apply, the source has its own floor) or
-    "paper" (WordNet cleaned by cosine, :class:`~textrobust.attack.candidates.wordnet_cosine.
+def _source(settings: RadiusBoundsSettings | PRMetricSettings, source: CandidateSource | None) -> CandidateSource:
+    """``S(X, p)``: ``source`` when given, else as ``settings.candidates`` says: "validated"
+    (the default: the validated synonyms, :func:`~textrobust.attack.candidates.choice.validated_source`,
+    at most ``eta`` per position; ``min_cos`` does not apply, the source has its own floor)
+    or "paper" (WordNet cleaned by cosine, :class:`~textrobust.attack.candidates.wordnet_cosine.
     CleanedSynonyms`, the paper's recipe with WordNet for HowNet)."""
-
-    eta: int = Field(default=5, ge=1)
-    min_cos: float | None = Field(default=0.5, ge=-1.0, le=1.0)
-    skip_stop_words: bool = True
-    candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
-
-
-class RadiusSettings(SpaceSettings):
-    """Settings of :class:`RadiusAnalysis`.
-
-    ``tau``: the modification cap of every attack; ``top_k``/``lookahead_samples``: PDP;
-    ``methods``: attack methods (``pdp``, ``greedy``, ``pso``); ``pso_pop_size``/
-    ``pso_max_iters``: PSO; ``prover``: run the prover; ``max_radius``: the largest ``r``
-    of Table 3; ``time_limit``: prover seconds per example (None: none); ``order``: how
-    the prover sorts positions; ``prover_batch``: texts per prover query-layer call;
-    ``seed``: stochastic searches.
-    """
-
-    tau: float = Field(default=0.25, gt=0.0, le=1.0)
-    top_k: int = Field(default=10, ge=1)
-    lookahead_samples: int = Field(default=4, ge=1)
-    methods: tuple[str, ...] = METHODS
-    pso_pop_size: int = Field(default=60, ge=1)
-    pso_max_iters: int = Field(default=20, ge=1)
-    prover: bool = True
-    max_radius: int = Field(default=4, ge=1)
-    time_limit: float | None = Field(default=30.0, gt=0.0)
-    order: Sensitivity = Sensitivity.AUTO
-    prover_batch: int = Field(default=512, ge=1)
-    seed: int = 0
-
-    @field_validator("methods")
-    @classmethod
-    def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [m for m in value if m not in METHODS]
-        if unknown or not value or len(set(value)) != len(value):
-            raise ValueError(f"must name distinct methods among {list(METHODS)}")
-        return value
-
-    @model_validator(mode="after")
-    def _prover_needs_pdp(self) -> RadiusSettings:
-        if self.prover and "pdp" not in self.methods:
-            raise ValueError("the prover starts from PDP's bound: keep 'pdp' in 'methods' or set prover=False")
-        return self
-
-
-class PRSettings(SpaceSettings):
-    """Settings of :class:`PRAnalysis`: the space, and the PR metric (:class:`PRConfig`)."""
-
-    epsilon: float = Field(default=0.025, gt=0.0, lt=1.0)
-    delta: float = Field(default=0.005, gt=0.0, lt=1.0)
-    samples: int | None = Field(default=None, ge=1)
-    fraction: float = Field(default=0.25, gt=0.0, le=1.0)
-    exact_limit: int | None = Field(default=None, ge=0)
-    batch_size: int = Field(default=1024, ge=1)
-    seed: int = 0
-
-    def pr_config(self) -> PRConfig:
-        return PRConfig(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            samples=self.samples,
-            fraction=self.fraction,
-            exact_limit=self.exact_limit,
-            batch_size=self.batch_size,
-        )
-
-
-def _source(settings: SpaceSettings, source: CandidateSource | None) -> CandidateSource:
     if source is not None:
         return source
     if settings.candidates == "validated":
@@ -350,27 +275,29 @@ class RadiusAnalysis:
     """Upper bounds (PDP and baselines), certified radii (prover) and bounds on ``R`` for
     one example at a time, against ``victim``.
 
-    ``source`` replaces the cleaned WordNet synonyms (any CandidateSource);
-    ``batch_size`` is the query-layer batch of the attacks.
+    ``settings``: the ``radius`` analysis's own (``n`` is the audit's business, not this
+    class's); ``source`` replaces the cleaned WordNet synonyms (any CandidateSource);
+    ``seed``: of the stochastic searches (PDP's look-ahead, PSO).
     """
 
     def __init__(
         self,
         victim: Any,
-        settings: RadiusSettings | None = None,
+        settings: RadiusBoundsSettings | None = None,
         *,
         source: CandidateSource | None = None,
-        batch_size: int = 256,
+        seed: int = 0,
     ) -> None:
         self.victim = victim
-        self.settings = settings or RadiusSettings()
+        self.settings = settings or RadiusBoundsSettings()
         self.source = _source(self.settings, source)
-        self.batch_size = batch_size
+        self.seed = seed
         self.prover = ExhaustiveProver(batch_size=self.settings.prover_batch)
 
     def describe(self) -> dict[str, Any]:
         return {
             "settings": self.settings.to_dict(),
+            "seed": self.seed,
             "source": repr(self.source),
             "searches": {m: repr(self.search(m)) for m in self.settings.methods},
             "prover": repr(self.prover),
@@ -381,15 +308,13 @@ class RadiusAnalysis:
         """The search of ``method`` with this analysis' settings."""
         s = self.settings
         if method == "pdp":
-            return PseudoDynamicProgramming(
-                top_k=s.top_k, lookahead_samples=s.lookahead_samples, tau=s.tau, seed=s.seed
-            )
+            return PseudoDynamicProgramming(top_k=s.top_k, lookahead_samples=s.lookahead, tau=s.tau, seed=self.seed)
         from textrobust.attack.searches import SEARCHES
 
         if method == "greedy":
             return SEARCHES.get("greedy")(ranking="delete")
         if method == "pso":
-            return SEARCHES.get("pso")(pop_size=s.pso_pop_size, max_iters=s.pso_max_iters, seed=s.seed)
+            return SEARCHES.get("pso")(pop_size=s.pso_pop, max_iters=s.pso_iters, seed=self.seed)
         raise ConfigError(f"Unknown method {method!r}. Known: {list(METHODS)}.")
 
     def space(self, text: Text) -> PerturbationSpace:
@@ -397,7 +322,7 @@ class RadiusAnalysis:
 
     def _gradients(self, label: int) -> Callable[[Text], np.ndarray] | None:
         victim = self.victim
-        if not (getattr(victim, "capabilities", None) and victim.capabilities.gradients):
+        if not (isinstance(victim, GradientVictim) and victim.capabilities.gradients):
             return None
         return lambda text: np.asarray(victim.word_gradients([text], [label])[0])
 
@@ -405,7 +330,7 @@ class RadiusAnalysis:
         """The result of one example (see the module docstring)."""
         s = self.settings
         x, label = example.text, example.label
-        probe = QueryLayer(self.victim, batch_size=self.batch_size)
+        probe = QueryLayer(self.victim, batch_size=s.batch_size)
         predicted = int(probe.probabilities([x])[0].argmax())
         queries = probe.queries
         words = len(x.modifiable)
@@ -436,7 +361,8 @@ class RadiusAnalysis:
         )
 
     def _attack(self, method: str, x: Text, label: int, space: PerturbationSpace) -> tuple[MethodOutcome, int]:
-        layer = QueryLayer(self.victim, batch_size=self.batch_size)  # fresh: no method profits from another's cache
+        # a fresh layer: no method profits from another's cache
+        layer = QueryLayer(self.victim, batch_size=self.settings.batch_size)
         started = time.perf_counter()
         outcome = self.search(method).search(x, self._problem(layer, x, label, space))
         seconds = time.perf_counter() - started
@@ -502,24 +428,31 @@ class RadiusAnalysis:
 
 
 class PRAnalysis:
-    """PR_hat (with its Hoeffding interval) of one example at a time, against ``victim``."""
+    """PR_hat (with its Hoeffding interval) of one example at a time, against ``victim``.
+
+    ``settings``: the ``pr`` analysis's own; ``source`` replaces the cleaned WordNet
+    synonyms (any CandidateSource); ``seed``: of the samples (each example's draw is
+    seeded by it and the text); ``cache_size``: of the query layer (0: none).
+    """
 
     def __init__(
         self,
         victim: Any,
-        settings: PRSettings | None = None,
+        settings: PRMetricSettings | None = None,
         *,
         source: CandidateSource | None = None,
+        seed: int = 0,
         cache_size: int = 0,
     ) -> None:
         self.victim = victim
-        self.settings = settings or PRSettings()
+        self.settings = settings or PRMetricSettings()
         self.source = _source(self.settings, source)
+        self.seed = seed
         self.cache_size = cache_size
 
     def describe(self) -> dict[str, Any]:
         config = self.settings.pr_config()
-        return {"settings": self.settings.to_dict(), "source": repr(self.source),
+        return {"settings": self.settings.to_dict(), "seed": self.seed, "source": repr(self.source),
                 "samples": config.sample_size(), "guaranteed": config.guaranteed()}
 
     def analyse(self, example: Example) -> PRResult:
@@ -533,7 +466,7 @@ class PRAnalysis:
             return PRResult(example.id, label, words, predicted, layer.queries)
         space = build_space(x, self.source)
         goal = UntargetedClassification(layer, label)
-        estimate = estimate_pr(space, goal.evaluate, space_rng(s.seed, x), s.pr_config(), ids=WordIdPath.of(goal))
+        estimate = estimate_pr(space, goal.evaluate, space_rng(self.seed, x), s.pr_config(), ids=WordIdPath.of(goal))
         return PRResult(example.id, label, words, predicted, layer.queries, space.m, estimate)
 
 

@@ -21,7 +21,6 @@ from textrobust.analyses.second_order.method import (
     SecondOrderAttack,
     SecondOrderResult,
     add_perplexity,
-    stored_second_order_results,
     summary,
 )
 from textrobust.analyses.second_order.goal import SecondOrderGoal, labels_differ, second_order_loss, soft_difference
@@ -60,6 +59,5 @@ __all__ = [
     "second_order_loss",
     "so_beam",
     "soft_difference",
-    "stored_second_order_results",
     "summary",
 ]

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import Field
 
@@ -32,8 +32,9 @@ from textrobust.attack.problem import Search
 from textrobust.attack.results import Status
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
-from textrobust.fill_in.registry import DEFAULT_FILL_IN
+from textrobust.fill_in.registry import DEFAULT_FILL_IN, FILL_IN_HELP
 from textrobust.analyses.second_order.method import SecondOrderResult
+from textrobust.sections import Section
 
 __all__ = ["DEFAULT_MAX_K", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
@@ -53,16 +54,21 @@ class SecondOrderSettings(Settings):
     project's stand-in for the paper's counter-fitted pairs (WordNet's frequent senses
     checked by cosine, :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`)."""
 
-    method: str = "so-beam"
-    n: int | None = Field(default=20, ge=0)
-    budget: int | None = Field(default=50_000, ge=1)
-    fill_in: str = DEFAULT_FILL_IN
-    beam_width: int = Field(default=20, ge=1)
-    max_k: int | None = Field(default=None, ge=1)
-    kappa: int = Field(default=20, ge=1)
-    delta: float = Field(default=3.0, ge=0.0)
-    min_gap: float = Field(default=0.0, ge=0.0, le=1.0)
-    quality: bool = True
+    method: str = Field(default="so-beam", description="so-beam (Algorithm 2), so-enum (exhaustive, k <= 2; "
+                        "slower) or random (the baseline).")
+    n: int | None = Field(default=20, ge=0, description="Only the first n examples.")
+    budget: int | None = Field(default=50_000, ge=1, description="Victim queries per example (each neighbour "
+                               "costs 2).")
+    fill_in: str = Field(default=DEFAULT_FILL_IN, description=FILL_IN_HELP)
+    beam_width: int = Field(default=20, ge=1, description="SO-Beam: texts kept per step.")
+    max_k: int | None = Field(default=None, ge=1, description="Most words changed (default: 6, SO-Enum 2).")
+    kappa: int = Field(default=20, ge=1, description="Neighbourhood: at most kappa words per position.")
+    delta: float = Field(default=3.0, ge=0.0, description="Neighbourhood: keep words within delta of the best "
+                         "score.")
+    min_gap: float = Field(default=0.0, ge=0.0, le=1.0, description="Also require this total-variation gap "
+                           "(0 = the paper).")
+    quality: bool = Field(default=True, description="Perplexity (Gemma) of x0 and of the vulnerable example; "
+                          "--no-quality is faster.")
     candidates: CandidateChoice = Field(default="validated", description="the patch pairs: " + CANDIDATES_HELP)
 
 
@@ -126,7 +132,7 @@ def second_order_search(settings: SecondOrderSettings, seed: int) -> Search:
     return factory(max_k=k)
 
 
-class SecondOrderAnalysis(Analysis):
+class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, SecondOrderSummary]):
     """Second-order attack (SO-Beam, SO-Enum or the random baseline) on every example."""
 
     name = "second-order"
@@ -135,7 +141,6 @@ class SecondOrderAnalysis(Analysis):
              "and Counterfactual Bias Evaluation\", NAACL 2021 (Section 3, Algorithms 1-2).")
     settings_type = SecondOrderSettings
     record_type = SecondOrderRecord
-    settings: SecondOrderSettings
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)
@@ -149,20 +154,20 @@ class SecondOrderAnalysis(Analysis):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "search": repr(second_order_search(self.settings, 0))}
 
-    def worker(self, context: WorkerContext) -> Callable[[Any], Record]:
+    def worker(self, context: WorkerContext) -> Callable[[Any], SecondOrderRecord]:
         from textrobust.analyses.second_order import Neighbourhood, PatchFinder, SecondOrderAttack, add_perplexity
         from textrobust.fill_in.neighbourhood import load_fill_in
 
         s = self.settings
         layer = context.layer
-        neighbourhood = Neighbourhood(load_fill_in(s.fill_in), kappa=s.kappa, delta=s.delta)
+        neighbourhood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
         attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
                                    patches=PatchFinder(layer, patch_synonyms(s.candidates)), budget=s.budget, min_gap=s.min_gap, name=s.method)
         lm = None
         if s.quality:
             from textrobust.lm import CausalLM
 
-            lm = CausalLM.default()
+            lm = CausalLM.default(placement=context.placement)
 
         def analyse(example: Example) -> SecondOrderRecord:
             result = attack.attack(example)
@@ -173,10 +178,10 @@ class SecondOrderAnalysis(Analysis):
 
         return analyse
 
-    def summarise(self, records: Sequence[Record], failures: Sequence[Failure]) -> SecondOrderSummary:
+    def summarise(self, records: Sequence[SecondOrderRecord], failures: Sequence[Failure]) -> SecondOrderSummary:
         from textrobust.analyses.second_order import summary
 
-        s = summary([cast(SecondOrderRecord, r).result for r in records])
+        s = summary([r.result for r in records])
         return SecondOrderSummary(
             **counts(records, failures), examples=s["examples"], succeeded=s["succeeded"], failed=s["failed"],
             skipped=s["skipped"], success_rate=s["success_rate"], vulnerable_at_start=s["vulnerable_at_start"],
@@ -185,13 +190,11 @@ class SecondOrderAnalysis(Analysis):
             median_perplexity_before=s["median_perplexity_before"],
             median_perplexity_after=s["median_perplexity_after"], seconds_per_example=s["seconds_per_example"])
 
-    def section(self, summary: Summary, records: Sequence[Record], failures: Sequence[Failure],
-                label_names: Sequence[str]) -> dict[str, Any]:
+    def section(self, summary: SecondOrderSummary, records: Sequence[SecondOrderRecord], failures: Sequence[Failure],
+                label_names: Sequence[str]) -> Section:
         from textrobust.analyses.sections import with_substitutes
 
-        section = second_order_section(cast(SecondOrderSummary, summary),
-                                       [cast(SecondOrderRecord, r).result for r in records], label_names,
-                                       self.settings.method)
+        section = second_order_section(summary, [r.result for r in records], label_names, self.settings.method)
         return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
 
 
@@ -206,7 +209,7 @@ def patch_synonyms(candidates: str) -> Any:
 
 
 def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],
-                         method: str) -> dict[str, Any]:
+                         method: str) -> Section:
     """The report section of a second-order attack. Example rows show the vulnerable
     ``x~0`` and its patched twin ``x~0 (+) p`` with their predictions (the flip the
     single synonym swap causes); the note gives the test sentence ``x0``."""
@@ -248,8 +251,8 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     point = None if risk is None else (
         f"{method}: for {s.succeeded} of {s.succeeded + s.failed} test sentences a natural neighbour is flipped "
         f"by a single synonym swap (second-order, Zhang et al. 2021).")
-    return {"headline": heads, "tables": [table("outcomes and cost", ["metric", "value"], rows)],
-            "figures": figures, "examples": examples, "risk": risk, "point": point}
+    return Section(heads, [table("outcomes and cost", ["metric", "value"], rows)], figures, examples, risk=risk,
+                   point=point)
 
 
 def _argmax(values: Sequence[float] | None) -> int | None:

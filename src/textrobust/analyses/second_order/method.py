@@ -23,9 +23,9 @@ seconds) apply unchanged: :func:`summary`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -44,15 +44,11 @@ from textrobust.analyses.second_order.so_enum import SOEnum
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
-if TYPE_CHECKING:
-    from textrobust.store import Run
-
 __all__ = [
     "SECOND_ORDER_SEARCHES",
     "SecondOrderAttack",
     "SecondOrderResult",
     "add_perplexity",
-    "stored_second_order_results",
     "summary",
 ]
 
@@ -63,17 +59,8 @@ SECOND_ORDER_SEARCHES.add("so-enum", SOEnum, "SO-Enum: enumerate Neighbor_k by d
 SECOND_ORDER_SEARCHES.add("random", RandomBaseline, "random baseline (A.1): up to 6 random neighbourhood replacements")
 
 
-def _text(columns: Sequence[str], frozen: Sequence[int]) -> Text:
-    text = Text.from_pair(columns[0], columns[1], frozen_columns=()) if len(columns) == 2 else Text.from_string(columns[0])
-    return text.freeze(frozen)
-
-
 def _probs(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
-
-
-def _maybe_probs(values: Sequence[float] | None) -> tuple[float, ...] | None:
-    return None if values is None else _probs(values)
 
 
 @dataclass(frozen=True)
@@ -130,53 +117,6 @@ class SecondOrderResult:
             seconds=self.seconds,
             budget_exhausted=self.budget_exhausted,
             extras=dict(self.extras),
-        )
-
-    def to_payload(self) -> dict[str, Any]:
-        return {
-            "example_id": self.example_id,
-            "label": self.label,
-            "method": self.method,
-            "status": self.status.value,
-            "original": list(self.original.columns),
-            "vulnerable": list(self.vulnerable.columns),
-            "frozen": sorted(self.original.frozen),
-            "patch": None if self.patch is None else self.patch.to_payload(),
-            "original_probabilities": list(self.original_probabilities),
-            "original_patched_probabilities": _list(self.original_patched_probabilities),
-            "vulnerable_probabilities": list(self.vulnerable_probabilities),
-            "vulnerable_patched_probabilities": _list(self.vulnerable_patched_probabilities),
-            "l0": self.l0,
-            "queries": self.queries,
-            "seconds": self.seconds,
-            "fill_requests": self.fill_requests,
-            "iterations": self.iterations,
-            "budget_exhausted": self.budget_exhausted,
-            "extras": dict(self.extras),
-        }
-
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any]) -> SecondOrderResult:
-        frozen = list(payload.get("frozen") or [])
-        patch = payload.get("patch")
-        return cls(
-            example_id=str(payload["example_id"]),
-            label=int(payload["label"]),
-            method=str(payload["method"]),
-            status=Status(payload["status"]),
-            original=_text(payload["original"], frozen),
-            vulnerable=_text(payload["vulnerable"], frozen),
-            patch=None if patch is None else Patch.from_payload(patch),
-            original_probabilities=_probs(payload["original_probabilities"]),
-            original_patched_probabilities=_maybe_probs(payload.get("original_patched_probabilities")),
-            vulnerable_probabilities=_probs(payload["vulnerable_probabilities"]),
-            vulnerable_patched_probabilities=_maybe_probs(payload.get("vulnerable_patched_probabilities")),
-            queries=int(payload["queries"]),
-            seconds=float(payload["seconds"]),
-            fill_requests=int(payload.get("fill_requests", 0)),
-            iterations=int(payload.get("iterations", 0)),
-            budget_exhausted=bool(payload.get("budget_exhausted", False)),
-            extras=dict(payload.get("extras") or {}),
         )
 
 
@@ -285,11 +225,6 @@ def add_perplexity(result: SecondOrderResult, lm: Any) -> SecondOrderResult:
     ppl = lm.perplexity([str(result.original), str(result.vulnerable)])
     extras = {**result.extras, "perplexity_before": float(ppl[0]), "perplexity_after": float(ppl[1])}
     return replace(result, extras=extras)
-
-
-def stored_second_order_results(run: Run) -> list[SecondOrderResult]:
-    """The second-order results recorded in ``run`` (error records left out), in order."""
-    return [SecondOrderResult.from_payload(r.payload) for r in run.results() if "status" in r.payload]
 
 
 def summary(results: Sequence[SecondOrderResult]) -> dict[str, Any]:

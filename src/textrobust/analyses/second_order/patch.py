@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -64,13 +63,6 @@ class Patch:
 
     def apply_many(self, texts: Sequence[Text]) -> list[Text]:
         return [self.apply(t) for t in texts]
-
-    def to_payload(self) -> dict[str, Any]:
-        return {"position": self.position, "source": self.source, "target": self.target, "score": self.score}
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> Patch:
-        return cls(int(payload["position"]), str(payload["source"]), str(payload["target"]), float(payload["score"]))
 
     def __str__(self) -> str:
         return f"{self.source}->{self.target}@{self.position}"

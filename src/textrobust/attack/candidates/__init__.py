@@ -5,12 +5,16 @@ Every source has one verb, ``candidates(text, positions) -> {position: [Substitu
 :data:`CANDIDATE_SOURCES` maps names to factories; keyword arguments go to the factory:
 
 >>> from textrobust.attack.candidates import CANDIDATE_SOURCES
->>> CANDIDATE_SOURCES.names()
-['embedding', 'fill_in', 'protected_pairs', 'validated', 'wordnet_antonyms', 'wordnet_synonyms']
+>>> CANDIDATE_SOURCES.names()  # doctest: +NORMALIZE_WHITESPACE
+['checked', 'embedding', 'fill_in', 'l2_neighbours', 'protected_pairs', 'validated', 'wordnet_antonyms',
+ 'wordnet_cosine', 'wordnet_synonyms']
 >>> from textrobust.text import Text
 >>> source = CANDIDATE_SOURCES.get("protected_pairs")()
 >>> [s.word for s in source.candidates(Text.from_string("He is a king."), [0, 3])[3]]
 ['queen']
+
+:data:`CANDIDATE_FILTERS` maps names to filters of another source (the source first, then
+keyword arguments): each proposes a subset of its source's candidates.
 
 Heavy resources (vectors, WordNet, spaCy, lemminflect) are loaded on first use, never at
 import. The language-model fill-in interface (:class:`FillIn`, :class:`FillInSource`) is
@@ -22,12 +26,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from textrobust.attack.candidates.checked import CheckedSynonyms
 from textrobust.attack.candidates.choice import (
     CANDIDATES_HELP,
     CandidateChoice,
+    ContentPositions,
+    TopCandidates,
     shared_validated,
     validated_source,
 )
+from textrobust.attack.candidates.content_words import ContentWords
 from textrobust.attack.candidates.embedding import (
     EmbeddingNeighbours,
     VectorSpace,
@@ -35,6 +43,7 @@ from textrobust.attack.candidates.embedding import (
 )
 from textrobust.attack.candidates.fill_in import FillIn, FillInSource
 from textrobust.attack.candidates.inflection import inflect, match_case
+from textrobust.attack.candidates.neighbours import EmbeddingSpace, L2Neighbours, SpaceSynonyms, l2_neighbours
 from textrobust.attack.candidates.protected import GENDER_PAIRS, ProtectedPairs
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
 from textrobust.attack.candidates.validated import Evidence, ValidatedSynonyms, ValidatedSynonymsConfig
@@ -46,12 +55,25 @@ from textrobust.attack.candidates.wordnet import (
     WordNetSynonyms,
     wordnet_pos,
 )
+from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
+from textrobust.attack.problem import CandidateSource
 from textrobust.registry import Registry
 
 __all__ = [
     "CANDIDATES_HELP",
+    "CANDIDATE_FILTERS",
     "CANDIDATE_SOURCES",
     "CandidateChoice",
+    "CheckedSynonyms",
+    "CleanedSynonyms",
+    "ContentPositions",
+    "ContentWords",
+    "EmbeddingSpace",
+    "L2Neighbours",
+    "SpaceSynonyms",
+    "TopCandidates",
+    "l2_neighbours",
+    "space_synonyms",
     "shared_validated",
     "validated_source",
     "GENDER_PAIRS",
@@ -118,4 +140,34 @@ CANDIDATE_SOURCES.add(
     "synonyms checked in context: WordNet's frequent senses, counter-fitted cosine, part of speech and "
     "inflection, antonym and polarity guards, masked-LM and causal-LM fit (precision measured on the "
     "labelled substitution set)",
+)
+CANDIDATE_SOURCES.add(
+    "wordnet_cosine", CleanedSynonyms,
+    "the robustness radius's S(X, p) (Yang et al. 2022, WordNet for HowNet): synonyms of any base source "
+    "ranked by counter-fitted cosine >= min_cos, top eta, stop words skipped",
+)
+CANDIDATE_SOURCES.add(
+    "checked", CheckedSynonyms,
+    "second-order patch pairs: WordNet's max_senses most frequent senses x counter-fitted cosine >= min_cos "
+    "x word frequency (rule calibrated on the labelled synonym pairs), top k",
+)
+CANDIDATE_SOURCES.add(
+    "l2_neighbours", l2_neighbours,
+    "the n closest words in L2 of a normalised embedding space (La Malfa et al. 2020; default GloVe 50d)",
+)
+
+
+def space_synonyms(source: CandidateSource, space: EmbeddingSpace) -> SpaceSynonyms:
+    """:class:`SpaceSynonyms` of ``source`` in ``space`` (a filter takes its source first)."""
+    return SpaceSynonyms(space, source)
+
+
+#: Filters of a candidate source by name: ``CANDIDATE_FILTERS.get(name)(source, **settings)``.
+CANDIDATE_FILTERS: Registry[Callable[..., Any]] = Registry("candidate filter")
+CANDIDATE_FILTERS.add("top", TopCandidates, "at most k candidates per position, best first")
+CANDIDATE_FILTERS.add("content_positions", ContentPositions, "no candidates at positions holding a stop word")
+CANDIDATE_FILTERS.add("content_words", ContentWords, "no stop word as a substitute, at most k per position")
+CANDIDATE_FILTERS.add(
+    "space_synonyms", space_synonyms,
+    "the source's substitutes that an embedding space knows, closest in L2 first (MSR's MCTS)",
 )

@@ -25,6 +25,11 @@ precision of the chosen patches (a hand-check of chosen patches is in the benchm
 
 :func:`labelled_pairs` reads the list and :func:`pair_precision` measures any pair rule
 on it. Context-free checks (:meth:`CheckedSynonyms.accepts`) try every part of speech.
+
+Registered as ``checked``. Not :class:`~textrobust.attack.candidates.wordnet_cosine.
+CleanedSynonyms` (``wordnet_cosine``), the robustness radius's reproduction of Yang et al.'s
+recipe: that one ranks every WordNet sense (or any base source) by cosine with a 0.5 floor
+and skips stop words; this one limits senses and word frequency by the calibrated rule above.
 """
 
 from __future__ import annotations

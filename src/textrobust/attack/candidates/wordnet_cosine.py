@@ -20,6 +20,14 @@ Departures, all forced or stated:
   vocabulary cannot be ranked and are dropped.
 - ``skip_stop_words`` (default True) gives stop words (the project's list) no candidates,
   as the engine's baselines (TextFooler, PSO recipes) do.
+
+Registered as ``wordnet_cosine``. Its sibling :class:`~textrobust.attack.candidates.checked.
+CheckedSynonyms` (``checked``, the second-order patch pairs) also filters WordNet by
+counter-fitted cosine, but is a different rule, kept apart so that each paper's numbers stay
+reproducible: this one reproduces a paper's recipe (every WordNet sense, any ``base``
+source, a 0.5 floor, top ``eta = 5``, stop words skipped), while ``checked`` keeps only a
+word's 2 most frequent senses and common words (Zipf >= 3) at cosine >= 0.6, a rule
+calibrated on the labelled synonym pairs, and offers context-free pair checks and tables.
 """
 
 from __future__ import annotations
@@ -65,7 +73,7 @@ class CleanedSynonyms:
     ) -> None:
         self.config = CleanedSynonymsConfig(eta=eta, min_cos=min_cos, skip_stop_words=skip_stop_words)
         if base is None:  # cheap: WordNet and spaCy load on first use
-            from textrobust.attack.candidates import WordNetSynonyms
+            from textrobust.attack.candidates.wordnet import WordNetSynonyms
 
             base = WordNetSynonyms()
         self._base: CandidateSource = base

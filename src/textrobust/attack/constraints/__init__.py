@@ -4,7 +4,7 @@ Two kinds, one protocol each (:mod:`textrobust.attack.problem`):
 
 - **position constraints** (``allowed(original, current, positions) -> frozenset``) say
   which positions may change at all: :class:`StopWords`, :class:`RepeatModification`,
-  :class:`MaxModificationRate`, :class:`FrozenColumns`;
+  :class:`MaxModificationRate`, :class:`FrozenColumns`, :class:`FirstWords`;
 - **candidate constraints** (``check(original, proposals) -> bool array``) accept or
   reject a batch of one-word edits: :class:`PartOfSpeech`, :class:`WordEmbeddingDistance`,
   :class:`LMLogProbDrop`, :class:`SentenceSimilarity`, :class:`BERTScoreConstraint`. Each
@@ -28,6 +28,7 @@ from typing import Any
 from textrobust.attack.constraints.bertscore import BERTScoreConstraint, BERTScoreConstraintConfig
 from textrobust.attack.constraints.context import CompareTo
 from textrobust.attack.constraints.embedding_distance import WordEmbeddingDistance, WordEmbeddingDistanceConfig
+from textrobust.attack.constraints.first_words import FirstWords, FirstWordsConfig
 from textrobust.attack.constraints.frozen_columns import FrozenColumns, FrozenColumnsConfig
 from textrobust.attack.constraints.lm_log_prob import LMLogProbDrop, LMLogProbDropConfig
 from textrobust.attack.constraints.modification_rate import MaxModificationRate, MaxModificationRateConfig
@@ -44,6 +45,8 @@ __all__ = [
     "BERTScoreConstraint",
     "BERTScoreConstraintConfig",
     "CompareTo",
+    "FirstWords",
+    "FirstWordsConfig",
     "FrozenColumns",
     "FrozenColumnsConfig",
     "LMLogProbDrop",
@@ -69,6 +72,7 @@ CONSTRAINTS.add("stop_words", StopWords, "position: no edit of a stop word")
 CONSTRAINTS.add("repeat_modification", RepeatModification, "position: no edit of a word already changed")
 CONSTRAINTS.add("max_modification_rate", MaxModificationRate, "position: at most ceil(rate * words) words changed")
 CONSTRAINTS.add("frozen_columns", FrozenColumns, "position: no edit of frozen positions or columns")
+CONSTRAINTS.add("first_words", FirstWords, "position: no edit past the first limit words (MSR's max length)")
 CONSTRAINTS.add("part_of_speech", PartOfSpeech, "candidate: same spaCy part of speech in context")
 CONSTRAINTS.add("word_embedding_distance", WordEmbeddingDistance, "candidate: word vectors within min_cos / max_l2")
 CONSTRAINTS.add("lm_log_prob_drop", LMLogProbDrop, "candidate: causal-LM log-probability drops by at most max_drop")

@@ -52,6 +52,7 @@ from textrobust.config import Config
 from textrobust.errors import ConfigError, QueryBudgetExceeded, TextRobustError
 from textrobust.attack.space import PerturbationSpace, space_from_problem
 from textrobust.text import Text
+from textrobust.victims.protocol import unwrap
 
 __all__ = [
     "ExhaustiveProver",
@@ -195,7 +196,7 @@ class WordIdPath:
         """Layer ``k`` in batches of ``batch_size`` rows (the last may be shorter), each with
         its segments ``(positions, sizes, first, stop)``: rows ``first..stop-1`` of the
         product of the positions' substitutes, in ``itertools.product`` order."""
-        victim = self.layer.victim
+        victim = unwrap(self.layer.victim)  # the word ids are the victim's own (a gate member's too)
         limit = int(victim.max_words)
         words = space.original.words
         base = victim.word_ids(words[:limit])
@@ -221,7 +222,7 @@ class WordIdPath:
     def rows(self, space: PerturbationSpace, assignments: Sequence[Mapping[int, str]]) -> np.ndarray:
         """Id rows of the texts ``space.text(a)`` for each assignment ``a`` (uniform samples
         of the PR metric), checked against the tokenizer on the first row."""
-        victim = self.layer.victim
+        victim = unwrap(self.layer.victim)  # the word ids are the victim's own (a gate member's too)
         limit = int(victim.max_words)
         base = victim.word_ids(space.original.words[:limit])
         lookup = {p: dict(zip(space.substitutes_at(p), victim.word_ids(space.substitutes_at(p)).tolist()))
@@ -264,7 +265,7 @@ class WordIdPath:
 
     def check(self, text: Text, ids: np.ndarray) -> None:
         """Refuse to go on when ``ids`` are not what the tokenizer makes of ``text``."""
-        encoded = self.layer.victim.tokenizer.encode([text])
+        encoded = unwrap(self.layer.victim).tokenizer.encode([text])
         real = np.asarray(encoded.ids[0])[np.asarray(encoded.mask[0], dtype=bool)]
         if real.shape != ids.shape or not np.array_equal(real, ids):
             raise TextRobustError(

@@ -1,15 +1,22 @@
-"""The embedding space the maximal safe radius is measured in, and its nearest words.
+"""Neighbour spaces: words and their vectors normalised to [0, 1] per dimension, the
+distances between texts in them, and the candidate sources they give.
 
-La Malfa et al. (2020), Section 2: distances between texts are taken in the embedding
-space normalised to [0, 1] per dimension, over the positions ``I`` that change. For a zoo
-word victim this is the victim's *own* embedding table (the one bound propagation works
-on, normalised exactly as :class:`textrobust.bounds.region.EmbeddingScale` does); for any
-other victim (Hugging Face, scikit-learn, a function), which has no word embedding we can
-bound, the space is the GloVe vectors the project ships (unit rows, then normalised per
-dimension): a departure, stated in the report, so the MCTS upper bound still has a scale.
+La Malfa et al. (2020), "Assessing Robustness of Text Classification through Maximal Safe
+Radius Computation" (../shared/papers/maximal-safe-radius-mcts-lirpa.txt), Section 2:
+distances between texts are taken in the embedding space normalised to [0, 1] per
+dimension, over the positions ``I`` that change. For a white-box word victim
+(:class:`~textrobust.victims.protocol.EmbeddingVictim`) this is the victim's *own*
+embedding table (the one bound propagation works on, normalised exactly as
+:class:`textrobust.bounds.region.EmbeddingScale` does: :meth:`EmbeddingSpace.of_victim`);
+for any other victim the maximal-safe-radius analysis uses word vectors the project ships
+(:meth:`EmbeddingSpace.of_vectors`).
 
-:class:`L2Neighbours` is the candidate source of Section 2.2: the ``n`` closest words in
-L2 in that space (the paper: 1000 or 10000), nearest first.
+Two candidate sources live in such a space:
+
+- :class:`L2Neighbours` (registered as ``l2_neighbours``), the paper's Section 2.2: the
+  ``n`` closest words in L2 (the paper: 1000 or 10000), nearest first;
+- :class:`SpaceSynonyms`, a filter of another source (the validated synonyms in the
+  analysis): its substitutes that the space knows, closest first.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from textrobust.attack.candidates.inflection import is_word, match_case
 from textrobust.attack.problem import Substitution
 from textrobust.errors import ConfigError
 from textrobust.text import Text
+from textrobust.victims.protocol import require_embedding_victim
 
-__all__ = ["EmbeddingSpace", "L2Neighbours", "SpaceSynonyms"]
+__all__ = ["EmbeddingSpace", "L2Neighbours", "SpaceSynonyms", "l2_neighbours"]
 
 
 class EmbeddingSpace:
@@ -57,13 +65,16 @@ class EmbeddingSpace:
         return f"EmbeddingSpace({self.name}, {len(self.words)} words, dim={self.z.shape[1]})"
 
     @classmethod
-    def of_zoo_victim(cls, victim: Any) -> EmbeddingSpace:
-        """The victim's own embedding table (a TorchVictim over a zoo word model)."""
-        vocab = victim.tokenizer
-        weight = victim.module.embedding.weight.detach().cpu().numpy()
+    def of_victim(cls, victim: Any) -> EmbeddingSpace:
+        """The embedding table of ``victim``, which must declare its embedding layer and
+        give each word one id (:class:`~textrobust.victims.protocol.EmbeddingVictim`, a
+        TorchVictim over a zoo word model; a lockstep gate member stands for its victim)."""
+        found = require_embedding_victim(victim, "EmbeddingSpace.of_victim")
+        vocab = found.tokenizer
+        weight = found.embedding_layer().weight.detach().cpu().numpy()
 
         def lookup(word: str) -> int:
-            return vocab.id_of(word)
+            return int(vocab.id_of(word))
 
         return cls(vocab.words, weight, lookup, skip=(0,), limit=vocab.max_length, name="victim embedding")
 
@@ -173,6 +184,17 @@ class L2Neighbours:
 
     def __repr__(self) -> str:
         return f"L2Neighbours({self.space!r}, n={self.n})"
+
+
+def l2_neighbours(space: EmbeddingSpace | None = None, n: int = 100) -> L2Neighbours:
+    """:class:`L2Neighbours` in ``space``, or when None in the project's GloVe 50d vectors
+    (the space the maximal safe radius uses for victims without a word embedding; loaded
+    and normalised here, on the call)."""
+    if space is None:
+        from textrobust.embeddings.vectors import WordVectors
+
+        space = EmbeddingSpace.of_vectors(WordVectors.from_glove(), name="GloVe 50d")
+    return L2Neighbours(space, n)
 
 
 class SpaceSynonyms:
