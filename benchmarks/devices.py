@@ -227,8 +227,13 @@ def main() -> int:
         f"torch {torch.__version__}, transformers {transformers.__version__}; torch threads {args.threads}  ",
         f"`uptime` before: {uptime_before}  ",
         f"`uptime` after: {uptime_after}  ",
-        f"Rerun: `python benchmarks/devices.py --threads {args.threads}"
-        f"{f' --minilm {args.minilm}' if args.minilm else ''} --write` (timed part {total:.0f} s)",
+        "Rerun, from the repository root: first make the MiniLM victim folder, `textrobust train minilm "
+        "--out runs/minilm` (seed 0 by default), then "
+        f"`python benchmarks/devices.py --threads {args.threads}"
+        f"{f' --minilm {args.minilm}' if args.minilm else ''} --write` (timed part {total:.0f} s). Without "
+        "`--minilm` the script takes the cache's `victims/minilm` (what `textrobust train minilm` without "
+        "`--out` makes), or the package encoder with a fresh head. The full audit of the MiniLM victim, per "
+        "analysis, is in `minilm_audit.md`; the reading at the end of this file is written by hand.",
         "",
         "**GPU: no rows.** No GPU was lent to the session that wrote this file; the GPU rows "
         "(CUDA float32 / bfloat16) are still to be measured.",

@@ -29,6 +29,18 @@ def test_list_shows_the_registries() -> None:
         assert name in result.output
 
 
+def test_list_shows_each_registry_once() -> None:
+    """SIMILARITY_SCORERS and its old name CONSTRAINT_MODELS are one registry: one table."""
+    from textrobust.cli.components import _registries
+
+    registries = list(_registries().values())
+    assert len({id(r) for r in registries}) == len(registries)
+    result = runner.invoke(app, ["list"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("similarity scorers") == 1
+    assert result.output.count("word_mean") == 1  # a similarity scorer's row, printed once
+
+
 def test_data_peeks_at_a_user_csv_and_reports_bad_rows(tmp_path: Path) -> None:
     path = tmp_path / "reviews.csv"
     path.write_text("text,label\nA fine film.,pos\nDull.,neg\n,pos\nOkay.,weird\n")
@@ -144,7 +156,8 @@ def test_threads_follow_textrobust_threads_then_the_cpu_affinity(monkeypatch: py
 
     from textrobust.cli.common import threads_for_this_machine
 
-    monkeypatch.setenv("TEXTROBUST_THREADS", "3")
-    assert threads_for_this_machine() == 3
-    monkeypatch.setenv("TEXTROBUST_THREADS", "zero")
-    assert threads_for_this_machine() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("TEXTROBUST_THREADS", "1")
+    assert threads_for_this_machine() == 1
+    for bad in ("zero", "²", str(len(os.sched_getaffinity(0)) + 1)):  # the command refuses it (exit 2), not this
+        monkeypatch.setenv("TEXTROBUST_THREADS", bad)
+        assert threads_for_this_machine() == len(os.sched_getaffinity(0))

@@ -51,6 +51,17 @@ def test_help_lists_every_settings_field_with_its_description(name: str) -> None
     assert "--max-words" in shown and "--out" in shown  # the shared options too
 
 
+def test_msr_help_says_how_the_radii_are_normalised() -> None:
+    """The note the hand-written `msr` command had before the CLI was generated (1670231)."""
+    result = CliRunner().invoke(app, ["msr", "--help"], env=WIDE, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    shown = _words(result.output)
+    assert ("Radii are shown divided by d (Definition 1: the distance to the farthest corner of the normalised "
+            "embedding cube) and by sqrt(D) (the embedding's diameter, the paper's tables).") in shown
+    assert shown.index("Radii are shown") < shown.index("--n ")  # in the command's help, above its options
+    assert ANALYSES.get("evaluate").help_note == ""  # an analysis without a note: title and paper only
+
+
 def test_a_field_named_like_a_shared_option_is_an_error_at_import() -> None:
     class Shadowing(Settings):
         max_words: int = Field(default=3, description="Words perturbed together.")

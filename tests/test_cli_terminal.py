@@ -362,21 +362,53 @@ def test_train_prints_epochs_and_batches_without_a_terminal(tmp_path: Path, monk
     assert "warning" not in result.stderr
 
 
-def test_train_warns_on_a_busy_machine_and_uses_fewer_threads(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
+@pytest.mark.parametrize("wait_policy", [None, "PASSIVE"])
+def test_train_follows_the_thread_policy_of_an_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     wait_policy: str | None) -> None:
+    """Spinning OpenMP waits on a busy machine: fewer threads and a warning; passive waits
+    (as the command line sets them): the load does not lower the count (textrobust.threads)."""
     import torch
+
+    import textrobust.threads
 
     _fake_training(monkeypatch, tmp_path)
     threads: list[int] = []
     monkeypatch.delenv("TEXTROBUST_THREADS", raising=False)
     monkeypatch.setenv("TEXTROBUST_NO_PROGRESS", "1")
-    monkeypatch.setattr(os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    if wait_policy is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", wait_policy)
+    monkeypatch.setattr(textrobust.threads, "affinity_cpus", lambda: 2)
+    monkeypatch.setattr(textrobust.threads, "cgroup_cpu_quota", lambda: None)
+    monkeypatch.setattr(textrobust.threads, "others_load", lambda cpus: 64.0)
     monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(torch, "set_num_interop_threads", lambda n: None)
     result = runner.invoke(app, ["train", "bow", "--out", str(tmp_path / "bow")], terminal_width=200)
     assert result.exit_code == 0, result.output
-    assert "the machine is busy (load average 64.0" in result.stderr and threads == [1]
+    if wait_policy is None:
+        assert "the machine is busy (load average 64.0" in result.stderr and threads == [1]
+    else:
+        assert "busy" not in result.stderr and threads == [2]
+
+
+@pytest.mark.parametrize("value", ["zero", "0", "-1", "1.5", "²", "10000"])
+def test_train_refuses_a_bad_textrobust_threads_as_an_audit_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 value: str) -> None:
+    import textrobust.threads
+
+    calls = _fake_training(monkeypatch, tmp_path)
+    monkeypatch.setenv("TEXTROBUST_THREADS", value)
+    monkeypatch.setattr(textrobust.threads, "affinity_cpus", lambda: 2)
+    trained = runner.invoke(app, ["train", "bow", "--out", str(tmp_path / "bow")], terminal_width=200)
+    audited = runner.invoke(app, ["evaluate", "--out", str(tmp_path / "run"), "--quiet"], terminal_width=200)
+    for result in (trained, audited):
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+        said = " ".join(result.stderr.split())
+        assert "The environment variable TEXTROBUST_THREADS must be a thread count from 1 to 2" in said, said
+        assert f"Got '{value}' instead" in said
+    assert calls == []  # refused before any training
 
 
 def test_train_refuses_a_non_victim_folder_before_training(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -109,3 +109,41 @@ def test_a_bad_file_is_a_config_error_naming_the_key_in_python_too(tmp_path: Pat
     path.write_text('[analyses.attack]\nbudjet = 3\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"The key 'budjet' in \[analyses.attack\]"):
         load_config(path)
+
+
+def test_the_example_documents_every_run_key_and_loads_with_them_uncommented(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every [run] key is in CONFIG_EXAMPLE (set or commented, with what it does), and the
+    example with the commented run keys switched on is a valid file."""
+    import textrobust.threads
+    from textrobust.audit.config_file import CONFIG_EXAMPLE
+
+    monkeypatch.setattr(textrobust.threads, "affinity_cpus", lambda: 2)
+    run = CONFIG_EXAMPLE.split("[run]\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    keys = {line.lstrip("# ").split(" =")[0] for line in run if " = " in line}
+    assert keys == set(SECTIONS["run"]), sorted(set(SECTIONS["run"]) ^ keys)
+    for line in run:
+        if line.startswith("# ") and " = " in line:  # a key left out: a note after it says what it does
+            assert "  # " in line[2:], f"no note on what it does: {line}"
+    switched = [line[2:] if line.startswith("# ") and " = " in line else line for line in run]
+    path = tmp_path / "audit.toml"
+    path.write_text(CONFIG_EXAMPLE.replace("\n".join(run), "\n".join(switched)), encoding="utf-8")
+    loaded = load_config(path)["run"]
+    assert {key: loaded[key] for key in ("device", "dtype", "allow_precision_change", "threads",
+                                         "gpus_per_worker")} == {
+        "device": "auto", "dtype": "float32", "allow_precision_change": False, "threads": "auto",
+        "gpus_per_worker": 0.5}
+    arguments = config_file.run_arguments(load_config(path))
+    assert (arguments["threads"], arguments["device"], arguments["gpus_per_worker"]) == ("auto", "auto", 0.5)
+
+
+def test_threads_in_the_file_reach_the_audit(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "run"
+    path = tmp_path / "audit.toml"
+    path.write_text(f'[data]\nname = "{reviews_csv(tmp_path).as_posix()}"\n[run]\nout = "{out.as_posix()}"\n'
+                    'threads = 1\n[analyses.evaluate]\n', encoding="utf-8")
+    run_config(path, victim=keyword_victim(), progress=False)
+    plan = json.loads((out / "summary.json").read_text())["threads"]
+    assert (plan["threads"], plan["source"]) == (1, "given")

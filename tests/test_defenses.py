@@ -261,3 +261,36 @@ def test_the_cli_passes_the_defense_and_warns_of_a_one_class_model(tmp_path: Pat
     assert calls[0]["defense"] == "augment" and calls[0]["settings"] == {"swap_prob": 0.5}
     assert calls[0]["checkpoint"] is True and calls[0]["resume"] is False
     assert "augment" in result.stdout and "predicts 'positive' for 100.0%" in " ".join(result.stderr.split())
+
+
+def test_adversarial_training_builds_its_recipe_on_the_training_device(data: TrainingData, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recipe's own models (validated synonyms, LM constraints) load where the victim
+    trains: ``train --defense adversarial --device X`` reaches ``build_attack``."""
+    from textrobust.attack import recipes
+    from textrobust.defenses.adversarial import AdversarialExamples, AdversarialSettings
+    from textrobust.devices import Placement
+
+    seen: list[Any] = []
+
+    def recording(spec: Any, layer: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("placement"))
+        raise RuntimeError("stop after the build")
+
+    monkeypatch.setattr(recipes, "build_attack", recording)
+    hook = AdversarialExamples(AdversarialSettings(), data.train.examples, placement=Placement("cpu", "float32"))
+    with pytest.raises(RuntimeError, match="stop after the build"):
+        hook._attack(object())
+    assert seen == [Placement("cpu", "float32")]
+    made: list[Any] = []
+    monkeypatch.setattr("textrobust.defenses.adversarial.AdversarialExamples.__init__",
+                        lambda self, *a, **k: (made.append(k.get("placement")), _stop())[1])
+    from textrobust.defenses.adversarial import train_adversarial
+
+    with pytest.raises(RuntimeError, match="stop after the hook"):
+        train_adversarial("bow", data, settings=AdversarialSettings(), out=tmp_path / "v", epochs=2, device="cpu")
+    assert made == [Placement("cpu", "float32")]
+
+
+def _stop() -> None:
+    raise RuntimeError("stop after the hook")

@@ -362,3 +362,49 @@ def test_closing_a_ray_executor_it_did_not_start_leaves_ray_running(ray2: Execut
     ray2.close()
     assert ray.is_initialized()
     assert len(list(ray2.map(SquareSpec(), units(4)))) == 4  # new actors on the same instance
+
+
+# ---- what the Ray executor ships: absolute victim folders (no Ray started) ----------------------
+def test_ray_ships_a_relative_victim_folder_as_an_absolute_path(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """An actor on another node starts in the directory `ray start` ran in there, not the
+    driver's: the folder leaves the driver as an absolute path (docs/ray.md)."""
+    import pickle
+
+    from textrobust.analyses import ANALYSES
+    from textrobust.audit import executor_ray
+    from textrobust.audit.executor_ray import RayExecutor, shipped_spec
+    from textrobust.audit.orchestrator import AnalysisWorkerSpec
+    from textrobust.audit.sources import VictimSource
+    from textrobust.victims.function import FunctionVictim
+
+    def spec(victim: VictimSource) -> AnalysisWorkerSpec:
+        return AnalysisWorkerSpec(victim, ANALYSES.get("evaluate")(), ("negative", "positive"), seed=0)
+
+    relative = spec(VictimSource(path="victims/../victims/cnn"))
+    shipped = shipped_spec(relative, cwd="/data/driver")
+    assert shipped.victim.path == "/data/driver/victims/cnn"  # type: ignore[attr-defined]
+    assert relative.victim.path == "victims/../victims/cnn"  # the driver's own spec is unchanged
+    assert (shipped.analysis, shipped.seed) == (relative.analysis, relative.seed)  # type: ignore[attr-defined]
+    absolute = spec(VictimSource(path=str(tmp_path / "cnn")))
+    assert shipped_spec(absolute) is absolute
+    toy = spec(VictimSource(obj=FunctionVictim(lambda texts: [[0.5, 0.5]] * len(texts), ("a", "b"))))
+    assert shipped_spec(toy) is toy  # an object travels pickled, not as a path
+    assert shipped_spec(SquareSpec()) == SquareSpec()  # a spec without a victim
+    # the executor's map ships it so, the driver's working directory the base
+    monkeypatch.chdir(tmp_path)
+    sent: list[Any] = []
+    executor = object.__new__(RayExecutor)
+    executor._mapping = False  # type: ignore[attr-defined]
+
+    class FakeRay:
+        cloudpickle = pickle
+
+    def record(self: Any, spec: Any, units: Any, key: str, blob: bytes) -> Iterator[Outcome]:
+        sent.append(pickle.loads(blob))  # what leaves the driver
+        return iter(())
+
+    monkeypatch.setattr(executor_ray, "_import_ray", lambda: FakeRay)
+    monkeypatch.setattr(RayExecutor, "_map", record)
+    list(executor.map(relative, []))
+    assert sent[0].victim.path == str(tmp_path / "victims" / "cnn")

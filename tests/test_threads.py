@@ -111,23 +111,29 @@ def test_the_plan_says_how_it_chose(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_given_count_and_the_environment_override_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    _fixed(monkeypatch)
+    _fixed(monkeypatch, affinity=4)
     assert plan_threads(3, {}).threads == 3 and plan_threads(3, {}).source == "given"
     assert plan_threads("3", {}).threads == 3  # as a command line gives it
-    plan = plan_threads("auto", {"TEXTROBUST_THREADS": "5"})
-    assert (plan.threads, plan.source) == (5, "TEXTROBUST_THREADS")
+    assert plan_threads(4, {}).threads == 4  # every CPU of the affinity
+    plan = plan_threads("auto", {"TEXTROBUST_THREADS": " 4 "})
+    assert (plan.threads, plan.source) == (4, "TEXTROBUST_THREADS")
     assert plan_threads(None, {}).threads is None
+    assert plan_threads("auto", {"TEXTROBUST_THREADS": ""}).source == "auto"  # empty: as if unset
 
 
-@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "two"])
-def test_a_bad_thread_count_is_a_config_error(bad: object) -> None:
-    with pytest.raises(ConfigError, match="thread count"):
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "two", "-3", "", "²", "1_0", 5, "10000"])
+def test_a_bad_thread_count_is_a_config_error(bad: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fixed(monkeypatch, affinity=4)
+    with pytest.raises(ConfigError, match="'auto' or a thread count from 1 to 4"):
         plan_threads(bad, {})  # type: ignore[arg-type]
 
 
-def test_a_bad_environment_value_names_the_variable() -> None:
-    with pytest.raises(ConfigError, match="TEXTROBUST_THREADS"):
-        plan_threads("auto", {"TEXTROBUST_THREADS": "many"})
+@pytest.mark.parametrize("bad", ["many", "0", "²", "5", "auto"])
+def test_a_bad_environment_value_names_the_variable(bad: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fixed(monkeypatch, affinity=4)
+    with pytest.raises(ConfigError, match="environment variable TEXTROBUST_THREADS must be a thread count from 1 "
+                                          "to 4.*or unset"):
+        plan_threads("auto", {"TEXTROBUST_THREADS": bad})
 
 
 def test_passive_waits_keeps_a_policy_the_user_chose() -> None:

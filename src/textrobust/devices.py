@@ -30,8 +30,8 @@ from textrobust.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["DEVICE_HELP", "DTYPES", "DTYPE_HELP", "MIN_AGREEMENT", "Placement", "agreement", "resolve_device",
-           "resolve_placement", "torch_dtype"]
+__all__ = ["DEVICE_HELP", "DTYPES", "DTYPE_HELP", "MIN_AGREEMENT", "Placement", "agreement", "device_name",
+           "dtype_name", "resolve_device", "resolve_placement", "torch_dtype"]
 
 #: The float types a run may use, by their CLI names.
 DTYPES = ("float32", "bfloat16", "float16")
@@ -79,25 +79,67 @@ class Placement:
         return {"device": self.device, "dtype": self.dtype}
 
 
+#: Who names the device and the float type, for messages (Python callers too: the options).
+DEVICE_SUBJECT = "The '--device' option"
+DTYPE_SUBJECT = "The '--dtype' option"
+
+
+def device_name(spec: object, subject: str = DEVICE_SUBJECT) -> str:
+    """``spec`` trimmed and in lower case when it has the form of a device textrobust
+    knows: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` (N a GPU number: 0, 1, ...) or ``mps``
+    (None is ``auto``); anything else, an empty string or a value that is not a string
+    included, is a ConfigError naming ``subject``. Only the name is checked, without
+    torch: :func:`resolve_device` checks that the device is there.
+
+    >>> device_name(" CUDA:1 ")
+    'cuda:1'
+    """
+    if spec is None:
+        return "auto"
+    text = spec.strip().lower() if isinstance(spec, str) else None
+    if text in ("auto", "cpu", "cuda", "mps"):
+        return text
+    if text is not None and text.startswith("cuda:"):
+        index = text.partition(":")[2]
+        if index.isascii() and index.isdigit():  # not "-1", nor "²", which int() would not read
+            return text
+        raise ConfigError(f"{subject} must be cuda or cuda:N with N a GPU number (0, 1, ...). Got {spec!r} instead.")
+    raise ConfigError(f"{subject} must be auto, cpu, cuda, cuda:N or mps. Got {spec!r} instead.")
+
+
+def dtype_name(name: object, subject: str = DTYPE_SUBJECT) -> str:
+    """``name`` trimmed and in lower case when it is one of :data:`DTYPES` (None is
+    ``float32``), else a ConfigError naming ``subject``.
+
+    >>> dtype_name("BFloat16")
+    'bfloat16'
+    """
+    if name is None:
+        return "float32"
+    text = name.strip().lower() if isinstance(name, str) else None
+    if text not in DTYPES:
+        raise ConfigError(f"{subject} must be one of {', '.join(DTYPES)}. Got {name!r} instead.")
+    return text
+
+
 def torch_dtype(name: str) -> torch.dtype:
     """The ``torch.dtype`` of a :data:`DTYPES` name."""
     import torch
 
-    if name not in DTYPES:
-        raise ConfigError(f"The '--dtype' option must be one of {', '.join(DTYPES)}. Got {name!r} instead.")
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+    checked = dtype_name(name)
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[checked]
 
 
 def resolve_device(spec: str | None = "auto") -> str:
-    """The device named by ``spec`` (``auto``, ``cpu``, ``cuda``, ``cuda:N``, ``mps``),
-    checked to exist on this machine; ``cuda`` becomes ``cuda:0``.
+    """The device named by ``spec`` (``auto``, ``cpu``, ``cuda``, ``cuda:N``, ``mps``:
+    :func:`device_name`), checked to exist on this machine; ``cuda`` becomes ``cuda:0``.
 
     >>> resolve_device("cpu")
     'cpu'
     """
+    text = device_name(spec)
     import torch
 
-    text = "auto" if spec is None else str(spec).strip().lower()
     if text == "auto":
         return "cuda:0" if torch.cuda.is_available() else "cpu"
     if text == "cpu":
@@ -108,29 +150,25 @@ def resolve_device(spec: str | None = "auto") -> str:
             raise ConfigError("The '--device' option asks for mps, but torch sees no Apple GPU (MPS) on this "
                               "machine. Use --device cpu or auto.")
         return "mps"
-    if text == "cuda" or text.startswith("cuda:"):
-        index_text = text.partition(":")[2] or "0"
-        if not index_text.isdigit():
-            raise ConfigError(f"The '--device' option must be cuda or cuda:N with N a GPU number. Got {spec!r}.")
-        if not torch.cuda.is_available():
-            build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
-            raise ConfigError(f"The '--device' option asks for {text}, but torch sees no CUDA device on this "
-                              f"machine (torch {torch.__version__}, {build}). Use --device cpu or auto.")
-        count = torch.cuda.device_count()
-        if int(index_text) >= count:
-            raise ConfigError(f"The '--device' option asks for cuda:{index_text}, but this machine has {count} "
-                              f"CUDA device(s): cuda:0 to cuda:{count - 1}.")
-        return f"cuda:{int(index_text)}"
-    raise ConfigError(f"The '--device' option must be auto, cpu, cuda, cuda:N or mps. Got {spec!r} instead.")
+    # cuda or cuda:N (device_name let nothing else through)
+    index_text = text.partition(":")[2] or "0"
+    if not torch.cuda.is_available():
+        build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+        raise ConfigError(f"The '--device' option asks for {text}, but torch sees no CUDA device on this "
+                          f"machine (torch {torch.__version__}, {build}). Use --device cpu or auto.")
+    count = torch.cuda.device_count()
+    if int(index_text) >= count:
+        raise ConfigError(f"The '--device' option asks for cuda:{int(index_text)}, but this machine has {count} "
+                          f"CUDA device(s): cuda:0 to cuda:{count - 1}.")
+    return f"cuda:{int(index_text)}"
 
 
 def resolve_placement(device: str | None = "auto", dtype: str | None = "float32") -> Placement:
     """A checked :class:`Placement`. float16 needs a GPU: on the CPU torch lacks half
     kernels for several layers the victims use, so it is refused (bfloat16 is the CPU's
     reduced precision)."""
+    name = dtype_name(dtype)  # both names checked before torch looks for the device
     where = resolve_device(device)
-    name = "float32" if dtype is None else str(dtype).strip().lower()
-    torch_dtype(name)  # checks the name
     if name == "float16" and where == "cpu":
         raise ConfigError("The '--dtype' option float16 needs a GPU; on the CPU use bfloat16 (or float32).")
     return Placement(device=where, dtype=name)

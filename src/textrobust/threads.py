@@ -39,7 +39,9 @@ So the policy (:func:`apply_threads`, called by :func:`textrobust.audit.run`):
   scaled to our share of the machine's CPUs, less this process's own recent use), at
   least 1. With passive waits the load does not lower it: the scheduler shares busy
   cores per thread, so a second thread that sleeps while it waits gains time (table).
-  ``TEXTROBUST_THREADS`` overrides the choice.
+  ``TEXTROBUST_THREADS`` overrides the choice. A count given either way must be from 1
+  to the CPUs of the affinity (:func:`check_threads`, :func:`environment_threads`); any
+  other value is a ConfigError, never ignored (``audit`` and ``train`` exit 2 alike).
 
 The choice is made once per audit, at its start: the load average is a one-minute mean,
 too slow to follow a load that changes within an audit, and changing the thread count
@@ -69,7 +71,9 @@ __all__ = [
     "affinity_cpus",
     "apply_threads",
     "cgroup_cpu_quota",
+    "check_threads",
     "choose_threads",
+    "environment_threads",
     "others_load",
     "own_load",
     "passive_waits",
@@ -254,31 +258,82 @@ def choose_threads(affinity: int, quota: float | None, load: float | None, *, pa
     return cpus
 
 
-def _given(value: object, name: str) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"The '{name}' must be a thread count >= 1, 'auto' or None. Got {value!r} instead.")
+#: Who gives a thread count, for messages: the parameter (the CLI words it as ``--threads``).
+THREADS_SUBJECT = "The 'threads' parameter"
+
+
+def _count(value: object, cpus: int) -> int | None:
+    """``value`` as a thread count from 1 to ``cpus`` (an int, or ASCII digits as a command
+    line or the environment gives them), else None."""
+    if isinstance(value, str):
+        text = value.strip()
+        value = int(text) if text.isascii() and text.isdigit() else None  # not int(): it reads "²" and "1_0"
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= cpus:
+        return None
     return value
+
+
+def check_threads(threads: object, subject: str = THREADS_SUBJECT, *, cpus: int | None = None) -> Threads:
+    """``threads`` as :func:`apply_threads` takes it: ``"auto"``, None, or a thread count
+    from 1 to ``cpus`` (default :func:`affinity_cpus`, the CPUs this process may run on:
+    more threads than CPUs only wait for each other), returned as an int; anything else is
+    a ConfigError naming ``subject`` and what it accepts.
+
+    >>> check_threads("2", cpus=4), check_threads("auto", cpus=4)
+    (2, 'auto')
+    """
+    if threads is None:
+        return None
+    if threads == "auto":
+        return "auto"
+    return _given(threads, subject, affinity_cpus() if cpus is None else cpus)
+
+
+def _given(threads: object, subject: str, cpus: int) -> int:
+    """``threads`` as a count from 1 to ``cpus``, else the ConfigError of :func:`check_threads`."""
+    count = _count(threads, cpus)
+    if count is None:
+        python = " (Python: or None, to leave torch's setting)" if subject == THREADS_SUBJECT else ""
+        raise ConfigError(f"{subject} must be 'auto' or a thread count from 1 to {cpus}, the CPUs this process "
+                          f"may run on{python}. Got {threads!r} instead.")
+    return count
+
+
+def environment_threads(environ: Mapping[str, str] | None = None, *, cpus: int | None = None) -> int | None:
+    """The thread count that ``TEXTROBUST_THREADS`` sets (None when unset or empty); a value
+    that is not a count from 1 to ``cpus`` (default :func:`affinity_cpus`) is a ConfigError
+    naming the variable: ``textrobust audit`` and ``textrobust train`` refuse it alike."""
+    env = os.environ if environ is None else environ
+    given = env.get(THREADS_VARIABLE, "").strip()
+    if not given:
+        return None
+    limit = affinity_cpus() if cpus is None else cpus
+    count = _count(given, limit)
+    if count is None:
+        raise ConfigError(f"The environment variable {THREADS_VARIABLE} must be a thread count from 1 to {limit}, "
+                          f"the CPUs this process may run on, or unset (textrobust then chooses). Got {given!r} "
+                          "instead.")
+    return count
 
 
 def plan_threads(threads: Threads = "auto", environ: Mapping[str, str] | None = None) -> ThreadPlan:
     """What :func:`apply_threads` would do (nothing is changed): ``threads`` an int (that
-    many), ``"auto"`` (``TEXTROBUST_THREADS`` when set, else :func:`choose_threads` from
-    the affinity, the cgroup quota and the load) or None (torch's setting left alone)."""
+    many, at most the CPUs of the affinity: :func:`check_threads`), ``"auto"``
+    (``TEXTROBUST_THREADS`` when set, :func:`environment_threads`, else
+    :func:`choose_threads` from the affinity, the cgroup quota and the load) or None
+    (torch's setting left alone). A bad count or variable is a ConfigError."""
     env = os.environ if environ is None else environ
     wait = env.get("OMP_WAIT_POLICY") or None
     affinity = affinity_cpus()
     if threads is None:
         return ThreadPlan(None, "unchanged", affinity, None, None, wait, "torch's thread setting left as it was")
     if threads != "auto":
-        count = _given(threads, "threads")
+        count = _given(threads, THREADS_SUBJECT, affinity)
         return ThreadPlan(count, "given", affinity, None, None, wait, f"{count} thread(s), as given")
-    chosen = env.get(THREADS_VARIABLE, "").strip()
-    if chosen:
-        count = _given(chosen, THREADS_VARIABLE)
-        return ThreadPlan(count, THREADS_VARIABLE, affinity, None, None, wait,
-                          f"{count} thread(s), from {THREADS_VARIABLE}")
+    chosen = environment_threads(env, cpus=affinity)
+    if chosen is not None:
+        return ThreadPlan(chosen, THREADS_VARIABLE, affinity, None, None, wait,
+                          f"{chosen} thread(s), from {THREADS_VARIABLE}")
     quota = cgroup_cpu_quota()
     load = others_load(affinity)
     passive = (wait or "").upper() == "PASSIVE"

@@ -143,6 +143,9 @@ class Analysis(ABC, Generic[SettingsT, RecordT, SummaryT]):
     settings: SettingsT
     #: What one unit of work is (plural), for progress displays: examples, batches...
     unit: ClassVar[str] = "examples"
+    #: How to read the figures, for the command's --help (after the title and the paper);
+    #: empty when the title says enough.
+    help_note: ClassVar[str] = ""
 
     def __init__(self, settings: SettingsT | Mapping[str, Any] | None = None) -> None:
         if settings is None:

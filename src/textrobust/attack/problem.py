@@ -111,6 +111,13 @@ class CandidateSource(Protocol):
     A source may also offer ``word_candidates(text, positions)``, the same answer as
     ``(word, score)`` tuples per position (no :class:`Substitution` objects): the problem
     then uses it on its hot paths. Contract tests check that both agree.
+
+    A source may also offer ``prefetch(items)``, ``items`` a sequence of ``(text,
+    positions)``: :class:`~textrobust.attack.searches.beam.BeamSearch` calls it with every
+    text of a step before it expands them, so a model-backed source (the second-order
+    neighbourhood) can answer the whole step in one model call. It should change how fast
+    ``candidates`` answers, not which words it returns (their scores may move in the last
+    float digits: a batch of another shape rounds differently).
     """
 
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]: ...

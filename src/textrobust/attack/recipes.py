@@ -13,14 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.registry import Registry
 from textrobust.victims.query import QueryLayer
 
 __all__ = [
     "Component",
+    "PLACED",
     "RecipeSpec",
     "RECIPES",
     "jin_2020",
@@ -282,6 +285,14 @@ RECIPES.add("first-order", morris_2020, "first-order prototype of Morris 2020: W
 
 
 # ---- building ----------------------------------------------------------------------------------------
+#: The registered components that load a torch model, by kind: they take ``placement``
+#: (the run's device and float type), which :func:`build_attack` passes them when given.
+PLACED: Mapping[str, frozenset[str]] = MappingProxyType({
+    "candidate source": frozenset({"validated", "fill_in"}),
+    "constraint": frozenset({"lm_log_prob_drop", "sentence_similarity", "bertscore"}),
+})
+
+
 def _build(kind: str, registry: Registry[Any], component: Component, extra: Mapping[str, Any] | None = None) -> Any:
     factory = registry.get(component.name)
     kwargs = {**(extra or {}), **component.kwargs()}
@@ -309,17 +320,26 @@ def build_attack(
     budget: int | None = None,
     target: int | None = None,
     min_confidence: float = 0.0,
+    placement: Placement | None = None,
 ) -> Any:
-    """An :class:`~textrobust.attack.attack.Attack` from ``spec`` against ``layer``."""
+    """An :class:`~textrobust.attack.attack.Attack` from ``spec`` against ``layer``.
+    ``placement``: where the components that load a torch model (:data:`PLACED`: the
+    validated synonyms, the fill-in, the language-model and similarity constraints) run
+    (None: the CPU in float32)."""
     from textrobust.attack.attack import Attack
     from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.constraints import CONSTRAINTS, split_constraints
     from textrobust.attack.searches import SEARCHES
 
-    source = _build("candidate source", CANDIDATE_SOURCES, spec.source)
+    def placed(kind: str, component: Component) -> dict[str, Any]:
+        return {"placement": placement} if placement is not None and component.name in PLACED[kind] else {}
+
+    source = _build("candidate source", CANDIDATE_SOURCES, spec.source, placed("candidate source", spec.source))
     built = []
     for component in spec.constraints:
-        extra = {"vectors": _shared_vectors(source)} if component.name == "word_embedding_distance" else None
+        extra = placed("constraint", component)
+        if component.name == "word_embedding_distance":
+            extra["vectors"] = _shared_vectors(source)
         built.append(_build("constraint", CONSTRAINTS, component, extra))
     positions, candidates = split_constraints(built)
     search = _build("search", SEARCHES, spec.search)

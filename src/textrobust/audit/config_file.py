@@ -41,7 +41,7 @@ SECTIONS: Mapping[str, frozenset[str] | None] = {
     "data": frozenset({"name", "split", "text_column", "label_column", "pair_column", "label_names",
                        "skip_bad_rows", "encoding", "file_format", "label_map", "labels_by_position"}),
     "run": frozenset({"out", "executor", "workers", "address", "gpus_per_worker", "seed", "title", "require",
-                      "junit", "device", "dtype", "allow_precision_change"}),
+                      "junit", "device", "dtype", "allow_precision_change", "threads"}),
     "analyses": None,
 }
 
@@ -78,6 +78,12 @@ labels_by_position = false
 out = "runs/audit-reviews"  # --out: the run folder
 executor = "local"          # local, lockstep, process or ray (+ address)
 # workers = 2               # --workers, with process, lockstep or ray
+# address = "auto"          # --address, with ray: "auto" or a head address
+# gpus_per_worker = 0.5     # --gpus-per-worker: GPUs each Ray actor reserves
+# device = "auto"           # --device: auto, cpu, cuda, cuda:N or mps
+# dtype = "float32"         # --dtype: float32, bfloat16 or float16 (GPU only)
+# allow_precision_change = false  # true: audit a dtype below 99% agreement
+# threads = "auto"          # --threads: torch threads, "auto" or a count
 seed = 0
 title = "Reviews audit"     # the report's title (only here)
 # require = ["attack.accuracy_under_attack>=0.30"]  # --require: a CI gate,
@@ -156,9 +162,40 @@ def _check_type(path: Path, section: str, key: str, value: Any) -> None:
     elif option == "label_map":
         ok = ok or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
         what = 'a string or a table, e.g. { fresh = "positive", rotten = "negative" }'
+    elif option == "device":
+        what = 'a string naming a device: "auto", "cpu", "cuda", "cuda:N" or "mps"'
+    elif option == "dtype":
+        what = 'a string naming a float type: "float32", "bfloat16" or "float16"'
+    elif option == "threads":  # --threads takes "auto" or a count: in the file, a string or an integer
+        ok = ok or (isinstance(value, int) and not isinstance(value, bool))
+        what = '"auto" or a thread count (an integer)'
     if not ok:
         got = json.dumps(value) if isinstance(value, (bool, int, float, str, list, dict)) else repr(value)  # as TOML
         raise ConfigError(f"The key '{key}' in [{section}] of {path} must be {what}{flag}. Got {got} instead.")
+    if section == "run":
+        _check_value(f"The key '{key}' in [{section}] of {path}", key, value)
+
+
+def _check_value(subject: str, key: str, value: Any) -> None:
+    """A ConfigError naming ``subject`` when a [run] ``value`` of the right type is out of
+    its option's range or choices, checked as the run checks the option (a device's name,
+    not whether it is there: that is the run's check)."""
+    from textrobust.audit.executors import check_gpus_per_worker, check_workers
+    from textrobust.devices import device_name, dtype_name
+    from textrobust.threads import check_threads
+
+    if key == "device":
+        device_name(value, subject)
+    elif key == "dtype":
+        dtype_name(value, subject)
+    elif key == "threads":
+        check_threads(value, subject)
+    elif key in ("workers", "gpus_per_worker"):
+        option = "--" + key.replace("_", "-")
+        try:
+            (check_workers if key == "workers" else check_gpus_per_worker)(value, option)
+        except ConfigError as exc:  # worded for the option: say the key and the file instead
+            raise ConfigError(str(exc).replace(f"The '{option}' option", subject, 1)) from None
 
 
 def _check_settings(path: Path, config: Mapping[str, Any]) -> None:

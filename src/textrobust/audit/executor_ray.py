@@ -7,7 +7,9 @@ usage statistics off (nothing leaves the machine), and shuts it down on
 (:func:`_loopback_only`; checked by ``tests/test_ray_cluster.py``). With ``address="auto"``
 or a head address it joins a running cluster and leaves it running; textrobust must be
 installed on every node (docs/ray.md). If Ray is already initialised in this process, the
-executor uses that instance and leaves it running.
+executor uses that instance and leaves it running. A victim folder given as a relative path
+is sent as an absolute one (:func:`shipped_spec`): an actor on another node does not start in
+the driver's working directory; the folder must exist at that absolute path on every node.
 
 Each actor (``num_cpus=1``, and ``num_gpus=gpus_per_worker``) builds its worker lazily on
 its first unit and keeps it for every later unit of the same spec: the victim is loaded once
@@ -20,6 +22,7 @@ KeyboardInterrupt or a lost actor kills every actor (the next ``map`` starts new
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -47,9 +50,10 @@ from textrobust.audit.executors import (
     pickled_spec,
     single_map_guard,
 )
+from textrobust.audit.sources import VictimSource
 from textrobust.errors import ConfigError, MissingDependencyError, TextRobustError
 
-__all__ = ["RayExecutor", "actor_room"]
+__all__ = ["RayExecutor", "actor_room", "shipped_spec"]
 
 _PER_WORKER = 2
 _WAIT_SECONDS = 1.0  # ray.wait in slices, so Ctrl-C is seen promptly
@@ -202,6 +206,7 @@ class RayExecutor:
     # ---- the map ---------------------------------------------------------------------------------
     def map(self, spec: WorkerSpec, units: Sequence[Unit]) -> Iterator[Outcome]:
         single_map_guard(self)
+        spec = shipped_spec(spec)  # a relative victim folder, made absolute here, on the driver
         # cloudpickle (shipped with Ray) sends classes defined in __main__ or a notebook by value
         return self._map(spec, units, *pickled_spec(spec, self.name, _import_ray().cloudpickle.dumps))
 
@@ -279,6 +284,25 @@ class RayExecutor:
     def __repr__(self) -> str:
         gpus = f", gpus_per_worker={self.gpus_per_worker:g}" if self.gpus_per_worker else ""
         return f"RayExecutor(workers={self.workers}, address={self.address!r}{gpus})"
+
+
+def shipped_spec(spec: WorkerSpec, cwd: str | os.PathLike[str] | None = None) -> WorkerSpec:
+    """``spec`` as the driver sends it to Ray actors: every victim folder it holds (a
+    :class:`~textrobust.audit.sources.VictimSource` field of a dataclass spec, such as the
+    audit's) that is relative made absolute from the driver's working directory (``cwd``,
+    default this process's; :meth:`~textrobust.audit.sources.VictimSource.absolute`). An
+    actor's working directory is the one ``ray start`` ran in on its node, not the
+    driver's, so a relative folder would be looked up there (docs/ray.md). Any other spec
+    is returned as it is."""
+    if not dataclasses.is_dataclass(spec) or isinstance(spec, type):
+        return spec
+    changes: dict[str, VictimSource] = {}
+    for item in dataclasses.fields(spec):
+        value = getattr(spec, item.name)
+        moved = value.absolute(cwd) if isinstance(value, VictimSource) else value
+        if moved is not value:
+            changes[item.name] = moved
+    return cast(WorkerSpec, dataclasses.replace(spec, **changes)) if changes else spec
 
 
 def actor_room(nodes: Sequence[Mapping[str, float]], gpus_per_worker: float) -> int:

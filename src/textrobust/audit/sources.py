@@ -101,6 +101,17 @@ class VictimSource:
             ) from None
         return self
 
+    def absolute(self, cwd: str | os.PathLike[str] | None = None) -> VictimSource:
+        """This source with its folder as an absolute path, a relative one taken from
+        ``cwd`` (default: this process's working directory), ``..`` removed but symbolic
+        links kept (the path must name the folder on other machines too, where a link may
+        not point where it points here); itself when it has no folder or an absolute one.
+        For workers that may start in another directory: Ray actors on other nodes."""
+        if self.path is None or os.path.isabs(self.path):
+            return self
+        base = os.fspath(cwd) if cwd is not None else os.getcwd()
+        return VictimSource(path=os.path.normpath(os.path.join(base, self.path)))
+
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "obj": None if self.path is not None else self.obj}
 

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from textrobust.errors import SettingsError
-from textrobust.threads import affinity_cpus, cgroup_cpu_quota, choose_threads
+from textrobust.errors import ConfigError, SettingsError
+from textrobust.threads import affinity_cpus, cgroup_cpu_quota, choose_threads, environment_threads
 
 __all__ = ["App", "Command", "Group", "Terminated", "console", "err_console", "fail", "fmt", "human_size",
            "settings_message", "stop_on_sigterm", "threads_for_this_machine"]
@@ -164,11 +164,13 @@ def fmt(value: Any, kind: str = "") -> str:
 
 
 def threads_for_this_machine() -> int:
-    """Intra-op threads for torch and BLAS: ``TEXTROBUST_THREADS`` when set, else the
+    """Intra-op threads for torch and BLAS: ``TEXTROBUST_THREADS`` when set (and valid:
+    :func:`textrobust.threads.environment_threads`), else the
     cores this process may run on (its CPU affinity, which in a container can be fewer
     than the machine's cores that torch would count), at most its cgroup CPU quota
     (:func:`textrobust.threads.choose_threads` without the load)."""
-    given = os.environ.get("TEXTROBUST_THREADS", "").strip()
-    if given.isdigit() and int(given) >= 1:
-        return int(given)
-    return choose_threads(affinity_cpus(), cgroup_cpu_quota(), None)
+    try:
+        given = environment_threads()
+    except ConfigError:  # a bad value: the command that runs torch refuses it (exit 2), --help need not
+        given = None
+    return given if given is not None else choose_threads(affinity_cpus(), cgroup_cpu_quota(), None)

@@ -32,7 +32,6 @@ def _registries() -> dict[str, Any]:
     from textrobust.zoo import ZOO
 
     from textrobust.analyses import ANALYSES
-    from textrobust.analyses.accs.scorers import CONSTRAINT_MODELS
     from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.constraints import CONSTRAINTS
     from textrobust.attack.recipes import RECIPES
@@ -49,6 +48,8 @@ def _registries() -> dict[str, Any]:
             "victim wrappers": VICTIM_WRAPPERS, "attack recipes": RECIPES, "candidate sources": CANDIDATE_SOURCES,
             "constraints": CONSTRAINTS, "searches": SEARCHES, "attribution searches": ATTRIBUTION_SEARCHES,
             "attribution methods": ATTRIBUTIONS, "second-order searches": SECOND_ORDER_SEARCHES,
-            "fill-in models": FILL_INS, "similarity scorers": SIMILARITY_SCORERS,
-            "ACCS constraint models": CONSTRAINT_MODELS, "protected groups": PROTECTED_GROUPS, "assets": ASSETS,
+            "fill-in models": FILL_INS,
+            # one registry: ACCS's constraint models (CONSTRAINT_MODELS) are its old name, not a second list
+            "similarity scorers (also ACCS constraint models)": SIMILARITY_SCORERS,
+            "protected groups": PROTECTED_GROUPS, "assets": ASSETS,
             "defenses (train --defense)": DEFENSES}

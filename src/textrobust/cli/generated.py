@@ -161,10 +161,12 @@ def field_option(name: str, info: FieldInfo, *, where: str = "Settings") -> Fiel
 
 
 def command_help(analysis_type: type[Analysis]) -> str:
-    """A command's help: the analysis's title, then the paper it comes from."""
+    """A command's help: the analysis's title, the paper it comes from, then its
+    ``help_note`` on how to read the figures (msr: how the radii are normalised)."""
     title = analysis_type.title.rstrip(".")
     paper = " ".join(str(getattr(analysis_type, "paper", "") or "").split())
-    return f"{title}." + (f"\n\n{paper}" if paper else "")
+    note = " ".join(analysis_type.help_note.split())
+    return f"{title}." + "".join(f"\n\n{part}" for part in (paper, note) if part)
 
 
 def analysis_command(analysis_type: type[Analysis], *, out: str | None = None) -> Callable[..., None]:

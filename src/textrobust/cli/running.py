@@ -89,6 +89,10 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
         if params.get("resume"):
             analyses = _merge_stored(ctx, params, analyses, out)
         check_seed(int(params.get("seed", 0)))
+        if params.get("gpus_per_worker") is not None:  # its value first: nan or -1 is wrong with any executor
+            from textrobust.audit.executors import check_gpus_per_worker
+
+            check_gpus_per_worker(params["gpus_per_worker"])
         result = audit.run(
             params.get("victim", "default"), params.get("data", "rotten_tomatoes"), dict(analyses), out,
             split=params.get("split"), data_options=data_options(params),
@@ -98,7 +102,7 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
             gpus_per_worker=params.get("gpus_per_worker"),
             seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title,
             max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"),
-            profile=profile, device=params.get("device") or "auto", dtype=params.get("dtype") or "float32",
+            profile=profile, device=params.get("device", "auto"), dtype=params.get("dtype", "float32"),
             allow_precision_change=bool(params.get("allow_precision_change")), threads=params.get("threads", "auto"))
     except TextRobustError as exc:
         fail(exc)

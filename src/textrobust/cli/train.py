@@ -107,7 +107,7 @@ def train(
             "--adv-recipe": adv_recipe, "--adv-candidates": adv_candidates, "--adv-share": adv_share,
             "--adv-max": adv_max, "--adv-budget": adv_budget, "--adv-clean-epochs": adv_clean_epochs,
             "--augment-share": augment_share, "--augment-p": augment_p, "--base": base, "--cert-epochs": cert_epochs})
-        _limit_threads()
+        _apply_threads()  # the last check (a bad TEXTROBUST_THREADS: exit 2, as for an audit), then torch's threads
         label = f"training {arch}" if defense is Defense.none else f"training {arch} ({defense.value})"
         with rich_progress(label) as progress:
             if defense is Defense.none:
@@ -164,29 +164,23 @@ def _defense_settings(arch: str, defense: str, given: Mapping[str, Any]) -> dict
     return settings
 
 
-def _limit_threads() -> None:
-    """Torch's threads for training: ``TEXTROBUST_THREADS`` when set; else the cores, and
-    on a busy machine (load average above 3/4 of them) only the idle ones, at least one,
-    with a warning: threads competing for busy cores made training many times slower."""
-    import os
-
-    import torch
-
-    from textrobust.cli.common import threads_for_this_machine
+def _apply_threads() -> None:
+    """Torch's threads for training, by the policy an audit follows
+    (:func:`textrobust.threads.apply_threads` with ``"auto"``): ``TEXTROBUST_THREADS`` when
+    set (a value that is not a thread count is a ConfigError), else the CPUs of the affinity
+    and the cgroup quota; with spinning OpenMP waits only the cores other processes leave
+    idle, with a warning: threads competing for busy cores made training many times slower
+    (benchmarks/results/zoo.md)."""
     from textrobust.cli.common import err_console
+    from textrobust.threads import apply_threads, choose_threads
 
-    threads = threads_for_this_machine()
-    if not os.environ.get("TEXTROBUST_THREADS", "").strip().isdigit():
-        try:
-            load = os.getloadavg()[0]
-        except (AttributeError, OSError):  # not on Unix
-            load = 0.0
-        if load > 0.75 * threads:
-            cores, threads = threads, max(1, int(threads - load))
-            err_console.print(f"warning: the machine is busy (load average {load:.1f} on {cores} core(s)): "
-                              f"training uses {threads} thread(s) and may take longer than usual; set "
-                              "TEXTROBUST_THREADS to choose.", soft_wrap=True, highlight=False, markup=False)
-    torch.set_num_threads(threads)
+    plan = apply_threads("auto")
+    if plan.source == "auto" and plan.threads is not None and plan.load is not None:
+        cores = choose_threads(plan.affinity, plan.quota, None)
+        if plan.threads < cores:
+            err_console.print(f"warning: the machine is busy (load average {plan.load:.1f} of other processes on "
+                              f"{cores} core(s)): training uses {plan.threads} thread(s) and may take longer than "
+                              "usual; set TEXTROBUST_THREADS to choose.", soft_wrap=True, highlight=False, markup=False)
 
 
 def _print_card(card: VictimCard | Mapping[str, Any], path: Path) -> None:

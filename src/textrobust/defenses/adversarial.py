@@ -36,6 +36,7 @@ from pydantic import Field, field_validator
 from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.config import Config
 from textrobust.data.examples import Example
+from textrobust.devices import Placement
 
 __all__ = ["AdversarialExamples", "AdversarialSettings", "EpochAttacks", "train_adversarial"]
 
@@ -92,14 +93,17 @@ class AdversarialExamples:
     settings' recipe (:func:`~textrobust.attack.recipes.build_attack`), built once and
     its components reused every epoch on a fresh layer (the model changed, so the
     layer's cache must not carry over). ``log`` holds one :class:`EpochAttacks` per
-    adversarial epoch run in this process.
+    adversarial epoch run in this process. ``placement``: where the recipe's own models
+    (the validated synonyms' fill-in, LM and similarity constraints) run, the training's
+    device (None: the CPU in float32).
     """
 
     def __init__(self, settings: AdversarialSettings, train: Sequence[Example], seed: int = 0,
-                 make_attack: Callable[[Any], Any] | None = None) -> None:
+                 make_attack: Callable[[Any], Any] | None = None, placement: Placement | None = None) -> None:
         self.settings = settings
         self.train = list(train)
         self.seed = seed
+        self.placement = placement
         self._make_attack = make_attack
         self._first: Any = None
         self.log: list[EpochAttacks] = []
@@ -115,7 +119,7 @@ class AdversarialExamples:
 
         if self._first is None:
             spec = recipe_spec(self.settings.recipe, self.seed, self.settings.candidates)
-            self._first = build_attack(spec, layer, budget=self.settings.budget)
+            self._first = build_attack(spec, layer, budget=self.settings.budget, placement=self.placement)
             return self._first
         first = self._first
         return Attack(layer, source=first.source, search=first.search, position_constraints=first.position_constraints,
@@ -157,7 +161,7 @@ def train_adversarial(arch: str, dataset: Any, *, settings: AdversarialSettings,
 
     from textrobust.errors import ConfigError
     from textrobust.zoo import TrainingData, train_victim
-    from textrobust.zoo.training import training_settings
+    from textrobust.zoo.training import training_placement, training_settings
 
     data = TrainingData.bundled(dataset) if isinstance(dataset, str) else dataset
     epochs = training_settings(arch, train.get("training"), train.get("epochs")).epochs
@@ -165,7 +169,8 @@ def train_adversarial(arch: str, dataset: Any, *, settings: AdversarialSettings,
         raise ConfigError(f"Adversarial training needs more epochs ({epochs}) than clean epochs "
                           f"({settings.clean_epochs}): no epoch would see an adversarial text. Raise --epochs or "
                           "lower clean_epochs.")
-    hook = AdversarialExamples(settings, data.train.examples, seed, make_attack)
+    placement = training_placement(train.get("device", "auto"), train.get("dtype", "float32"))
+    hook = AdversarialExamples(settings, data.train.examples, seed, make_attack, placement=placement)
     recorded = {**settings.to_dict(), "attack": "given" if make_attack is not None else "recipe"}
     trained = train_victim(arch, data, out=out, seed=seed, epoch_examples=hook,
                            select_from=settings.clean_epochs + 1, defense="adversarial", defense_settings=recorded,

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.fill_in.lazy_lm import LazyCausalLM
 from textrobust.fill_in.requests import check_fill_args
@@ -58,7 +59,9 @@ __all__ = ["CausalRescoreFillIn"]
 class CausalRescoreFillIn(LazyCausalLM):
     """Propose-and-rescore fill-in over a :class:`~textrobust.lm.CausalLM`.
 
-    ``lm`` None loads :meth:`CausalLM.default` (Gemma 3 270M) on first use. ``proposals``
+    ``lm`` None loads :meth:`CausalLM.default` (Gemma 3 270M) on first use, on
+    ``placement`` (the run's device and float type; None: the CPU in float32); the tensors
+    of every pass are created on the LM's device. ``proposals``
     next-token candidates are rescored per request (at least ``k``); ``batch_size`` left
     contexts go through the model at once for the proposals (the rescoring batches with
     the LM's own ``batch_size``).
@@ -75,6 +78,7 @@ class CausalRescoreFillIn(LazyCausalLM):
         batch_size: int = 16,
         cache_size: int | None = 20_000,
         kv_cache: bool = True,
+        placement: Placement | None = None,
     ) -> None:
         for name, value in (("proposals", proposals), ("batch_size", batch_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -82,6 +86,7 @@ class CausalRescoreFillIn(LazyCausalLM):
                     f"The '{name}' parameter of CausalRescoreFillIn must be an int >= 1. Got {value!r} instead."
                 )
         self._lm = lm
+        self._placement = placement
         self.proposals = proposals
         self.batch_size = batch_size
         self.kv_cache = bool(kv_cache)
@@ -92,11 +97,13 @@ class CausalRescoreFillIn(LazyCausalLM):
         self.rescore_seconds = 0.0
 
     @classmethod
-    def default(cls, path: str | Path | None = None, **settings: Any) -> CausalRescoreFillIn:
-        """Over the project's causal LM (Gemma 3 270M) from the asset cache or ``path``."""
+    def default(cls, path: str | Path | None = None, *, placement: Placement | None = None,
+                **settings: Any) -> CausalRescoreFillIn:
+        """Over the project's causal LM (Gemma 3 270M) from the asset cache or ``path``, on
+        ``placement`` (None: the CPU in float32)."""
         from textrobust.lm import CausalLM
 
-        return cls(CausalLM.default(path), **settings)
+        return cls(CausalLM.default(path, placement=placement), placement=placement, **settings)
 
     @property
     def vocab(self) -> WholeWordVocab:
@@ -147,6 +154,7 @@ class CausalRescoreFillIn(LazyCausalLM):
             jobs.extend((g, i, m, first) for i, m in enumerate(members))
         totals = [np.zeros(len(members)) for members in encoded]
         head = lm.model.get_output_embeddings()
+        device = head.weight.device
         cap = getattr(lm.model.config, "final_logit_softcapping", None)
         vocab_size = int(head.weight.shape[0])
         rows_per_chunk = max(1, int(getattr(lm, "max_logits_bytes", 128 * 2**20)) // (4 * vocab_size))
@@ -156,17 +164,20 @@ class CausalRescoreFillIn(LazyCausalLM):
         for b in range(0, len(order), batch_size):
             chunk = [jobs[j] for j in order[b : b + batch_size]]
             width = max(len(job[2]) for job in chunk)
-            ids = torch.full((len(chunk), width), self._pad_id(), dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            ids_np = np.full((len(chunk), width), self._pad_id(), dtype=np.int64)
+            mask_np = np.zeros((len(chunk), width), dtype=np.int64)
             for r, job in enumerate(chunk):
-                ids[r, : len(job[2])] = torch.tensor(job[2], dtype=torch.long)
-                mask[r, : len(job[2])] = 1
+                ids_np[r, : len(job[2])] = job[2]
+                mask_np[r, : len(job[2])] = 1
+            ids, mask = torch.as_tensor(ids_np, device=device), torch.as_tensor(mask_np, device=device)
             rows = [r for r, job in enumerate(chunk) for _ in range(job[3], len(job[2]))]
             cols = [t for job in chunk for t in range(job[3], len(job[2]))]
             with torch.inference_mode():
                 hidden = lm.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
-                states = hidden[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long) - 1]
-                targets = ids[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)]
+                row_index = torch.as_tensor(rows, dtype=torch.long, device=device)
+                col_index = torch.as_tensor(cols, dtype=torch.long, device=device)
+                states = hidden[row_index, col_index - 1]
+                targets = ids[row_index, col_index]
                 picked = []
                 for s in range(0, len(rows), rows_per_chunk):
                     logits = head(states[s : s + rows_per_chunk]).float()
@@ -175,7 +186,7 @@ class CausalRescoreFillIn(LazyCausalLM):
                     picked.append(
                         logits.gather(1, targets[s : s + rows_per_chunk, None])[:, 0] - torch.logsumexp(logits, dim=1)
                     )
-                values = torch.cat(picked).double().numpy() if picked else np.zeros(0)
+                values = torch.cat(picked).double().cpu().numpy() if picked else np.zeros(0)
             sums = np.zeros(len(chunk))
             np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
             for r, job in enumerate(chunk):
@@ -196,6 +207,7 @@ class CausalRescoreFillIn(LazyCausalLM):
         lm = self.lm
         model = lm.model
         head = model.get_output_embeddings()
+        device = head.weight.device  # every tensor of the pass is created there
         cap = getattr(model.config, "final_logit_softcapping", None)
         vocab_size = int(head.weight.shape[0])
         rows_per_chunk = max(1, int(getattr(lm, "max_logits_bytes", 128 * 2**20)) // (4 * vocab_size))
@@ -210,7 +222,7 @@ class CausalRescoreFillIn(LazyCausalLM):
                 if cap is not None:
                     logits = torch.tanh(logits / cap) * cap
                 picked.append(logits.gather(1, targets[s : s + rows_per_chunk, None])[:, 0] - torch.logsumexp(logits, dim=1))
-            return torch.cat(picked) if picked else torch.zeros(0)
+            return torch.cat(picked) if picked else torch.zeros(0, device=device)
 
         totals: list[np.ndarray] = []
         from textrobust.assets.offline import quiet_transformers_notices
@@ -222,17 +234,17 @@ class CausalRescoreFillIn(LazyCausalLM):
             first = max(first, 1)
             total = np.zeros(len(members))
             with torch.inference_mode():
-                prefix = torch.tensor([members[0][:first]], dtype=torch.long)
+                prefix = torch.tensor([members[0][:first]], dtype=torch.long, device=device)
                 out = model.base_model(input_ids=prefix, attention_mask=torch.ones_like(prefix), use_cache=True)
                 last, cache = out[0][0, -1], out.past_key_values
                 # the first scored token of every member is predicted from the prefix alone
                 first_targets = torch.tensor(
-                    [m[first] if len(m) > first else pad for m in members], dtype=torch.long
+                    [m[first] if len(m) > first else pad for m in members], dtype=torch.long, device=device
                 )
                 logits = head(last[None]).float()
                 if cap is not None:
                     logits = torch.tanh(logits / cap) * cap
-                first_lp = (logits[0] - torch.logsumexp(logits[0], dim=0))[first_targets].double().numpy()
+                first_lp = (logits[0] - torch.logsumexp(logits[0], dim=0))[first_targets].double().cpu().numpy()
                 for i, m in enumerate(members):
                     if len(m) > first:
                         total[i] += first_lp[i]
@@ -241,13 +253,15 @@ class CausalRescoreFillIn(LazyCausalLM):
                 for b in range(0, len(todo), batch_size):
                     chunk = todo[b : b + batch_size]
                     width = max(len(members[i]) - first - 1 for i in chunk)
-                    ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-                    mask = torch.zeros((len(chunk), first + width), dtype=torch.long)
-                    mask[:, :first] = 1
+                    ids_np = np.full((len(chunk), width), pad, dtype=np.int64)
+                    mask_np = np.zeros((len(chunk), first + width), dtype=np.int64)
+                    mask_np[:, :first] = 1
                     for r, i in enumerate(chunk):
                         suffix = members[i][first:-1]  # inputs: the last token is only a target
-                        ids[r, : len(suffix)] = torch.tensor(suffix, dtype=torch.long)
-                        mask[r, first : first + len(suffix)] = 1
+                        ids_np[r, : len(suffix)] = suffix
+                        mask_np[r, first : first + len(suffix)] = 1
+                    ids = torch.as_tensor(ids_np, device=device)
+                    mask = torch.as_tensor(mask_np, device=device)
                     past = _repeat_cache(cache, len(chunk))
                     hidden = model.base_model(
                         input_ids=ids, attention_mask=mask, past_key_values=past, use_cache=True
@@ -257,9 +271,11 @@ class CausalRescoreFillIn(LazyCausalLM):
                     targets = torch.tensor(
                         [members[i][first + 1 + c] for i in chunk for c in range(len(members[i]) - first - 1)],
                         dtype=torch.long,
+                        device=device,
                     )
-                    states = hidden[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)]
-                    values = log_softmax_at(states, targets).double().numpy()
+                    states = hidden[torch.as_tensor(rows, dtype=torch.long, device=device),
+                                    torch.as_tensor(cols, dtype=torch.long, device=device)]
+                    values = log_softmax_at(states, targets).double().cpu().numpy()
                     sums = np.zeros(len(chunk))
                     np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
                     for r, i in enumerate(chunk):
@@ -316,19 +332,21 @@ class CausalRescoreFillIn(LazyCausalLM):
             )
         vocab = self.vocab
         head = lm.model.get_output_embeddings()
+        device = head.weight.device
         cap = getattr(lm.model.config, "final_logit_softcapping", None)
+        ids_of = {flag: torch.as_tensor(vocab.ids(flag), device=device) for flag in {spaced for _, spaced in contexts}}
         found: dict[tuple[str, bool], tuple[str, ...]] = {}
         for chunk, hidden, mask, _ in self._hidden_batches(rows, self.batch_size):
             with torch.inference_mode():
-                last = hidden[torch.arange(len(chunk)), mask.sum(1) - 1]
+                last = hidden[torch.arange(len(chunk), device=hidden.device), mask.sum(1) - 1]
                 logits = head(last).float()
                 if cap is not None:
                     logits = torch.tanh(logits / cap) * cap
             self.contexts_scored += len(chunk)
             for r, i in enumerate(chunk):
                 key = contexts[i]
-                ids_ok = torch.as_tensor(vocab.ids(key[1]))
-                top = torch.topk(logits[r, ids_ok], min(m, len(ids_ok))).indices.numpy()
+                ids_ok = ids_of[key[1]]
+                top = torch.topk(logits[r, ids_ok], min(m, len(ids_ok))).indices.cpu().numpy()
                 words = vocab.words(key[1])
                 found[key] = tuple(words[j] for j in top)
                 self._proposal_cache.put(key, (found[key], m))

@@ -3,27 +3,32 @@
 :class:`~textrobust.fill_in.causal_rescore.CausalRescoreFillIn` and
 :class:`~textrobust.fill_in.product.ProductFillIn` take a :class:`~textrobust.lm.CausalLM`
 or None; with None, Gemma 3 270M (:meth:`CausalLM.default`) is loaded the first time
-:attr:`LazyCausalLM.lm` is read, so building the fill-in stays cheap.
+:attr:`LazyCausalLM.lm` is read, on the fill-in's placement (the run's ``--device`` and
+``--dtype``; None: the CPU in float32), so building the fill-in stays cheap.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from textrobust.devices import Placement
+
 __all__ = ["LazyCausalLM"]
 
 
 class LazyCausalLM:
-    """Mixin: ``self._lm`` (a CausalLM or None) behind a loading :attr:`lm` property."""
+    """Mixin: ``self._lm`` (a CausalLM or None) behind a loading :attr:`lm` property;
+    ``self._placement`` is where a default LM loads (None: the CPU in float32)."""
 
     _lm: Any = None
+    _placement: Placement | None = None
 
     @property
     def lm(self) -> Any:
         if self._lm is None:
             from textrobust.lm import CausalLM
 
-            self._lm = CausalLM.default()
+            self._lm = CausalLM.default(placement=self._placement)
         return self._lm
 
     def _hidden_batches(self, rows: list[list[int]], batch_size: int, *, keep_cache: bool = False) -> Any:

@@ -29,6 +29,12 @@ Choices, where the paper leaves room:
   a fill-in's answer must not depend on the word it replaces (true of masked LMs and of
   propose-and-rescore). This makes ``Neighbor_1(x~)`` at the position where ``x~``
   differs from ``x`` free once ``Neighbor_1(x)`` is known.
+- Batching across texts (issue 31): :meth:`Neighbourhood.prefetch` fills the requests of
+  many texts in one fill-in call and holds the answers for the lookups that follow; SO-Beam's
+  beam search calls it (through :meth:`NeighbourSource.prefetch`) with every text of a
+  step, so a step costs one fill-in call instead of one per beam text. A fill-in's scores
+  may move in the last float32 digits when rows of different texts share a padded batch
+  (up to ~2.5e-5 measured; no kept-word set changed: benchmarks/results/fill_in_batching.md).
 - For large k, :meth:`Neighbourhood.sample` samples instead of enumerating (the paper
   samples at k = 3 without saying how): importance-weighted walks over distinct positions
   (:meth:`Neighbourhood.sample_weighted`) resampled to be uniform over Neighbor_k, since
@@ -155,7 +161,11 @@ class Neighbourhood:
         self.config = config
         self._blacklist = frozenset(w.lower() for w in config.blacklist)
         self._cache: OrderedDict[tuple[str, ...], tuple[tuple[str, float], ...]] = OrderedDict()
-        self.requests = 0  # (text, position) requests sent to the fill-in
+        # the answers of the last prefetch, read before the cache (see prefetch)
+        self._prefetched: dict[tuple[str, ...], tuple[tuple[str, float], ...]] = {}
+        # rows sent to the fill-in: distinct masked inputs that were not cached, however
+        # many fill() calls carried them (a prefetched row counts once, when prefetched)
+        self.requests = 0
         self.cache_hits = 0
         self.calls = 0  # fill() calls
 
@@ -191,12 +201,29 @@ class Neighbourhood:
             out.append(words)
         return out
 
+    def prefetch(self, requests: Sequence[tuple[Text, int]]) -> None:
+        """Fill ``requests`` now, in one fill-in call, and hold their answers for the
+        :meth:`kept` calls that follow, until the next prefetch (issue 31: a beam step asks
+        for all its texts at once instead of one call per text). Held answers do not
+        depend on the cache size; the rows count in :attr:`requests` when prefetched, and
+        reading a held answer later is neither a request nor a cache hit."""
+        self._prefetched = {}
+        answers = self._fill(requests)
+        self._prefetched = {masked_key(text, position): answer for (text, position), answer in zip(requests, answers)}
+
     def _fill(self, requests: Sequence[tuple[Text, int]]) -> list[tuple[tuple[str, float], ...]]:
-        """Thresholded fill-in answers (current word not yet removed), through the cache."""
+        """Thresholded fill-in answers (current word not yet removed), through the last
+        prefetch's answers and the cache."""
         keys = [masked_key(text, position) for text, position in requests]
         out: list[tuple[tuple[str, float], ...] | None] = [None] * len(requests)
         missing: dict[tuple[str, ...], list[int]] = {}
+        held = self._prefetched
         for i, key in enumerate(keys):
+            if held:
+                ready = held.get(key)
+                if ready is not None:
+                    out[i] = ready
+                    continue
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
@@ -463,6 +490,8 @@ class Neighbourhood:
         return NeighbourSource(self, tuple(blacklist))
 
     def stats(self) -> dict[str, int]:
+        """Rows sent to the fill-in (``fill_requests``, see :attr:`requests`), lookups
+        answered by the cache, and fill-in calls."""
         return {"fill_requests": self.requests, "fill_cache_hits": self.cache_hits, "fill_calls": self.calls}
 
 
@@ -475,9 +504,16 @@ class NeighbourSource:
         self.blacklist = blacklist
 
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        """Algorithm 1's kept words at each of ``positions`` of ``text``, best first."""
         positions = list(dict.fromkeys(positions))
         kept = self.neighbourhood.kept([(text, p) for p in positions], self.blacklist)
         return {p: [Substitution(p, w, s) for w, s in words] for p, words in zip(positions, kept)}
+
+    def prefetch(self, items: Sequence[tuple[Text, Sequence[int]]]) -> None:
+        """The beam search's hook (:mod:`textrobust.attack.searches.beam`): fill every
+        ``(text, positions)`` of ``items`` in one fill-in call
+        (:meth:`Neighbourhood.prefetch`), for the :meth:`candidates` calls that follow."""
+        self.neighbourhood.prefetch([(text, p) for text, positions in items for p in dict.fromkeys(positions)])
 
     def __repr__(self) -> str:
         extra = f", blacklist={list(self.blacklist)}" if self.blacklist else ""

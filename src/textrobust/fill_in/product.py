@@ -76,6 +76,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.fill_in.causal_rescore import _left_context
 from textrobust.fill_in.lazy_lm import LazyCausalLM
@@ -137,16 +138,18 @@ def _stack_caches(caches: list[Any], picks: list[tuple[int, int]]) -> tuple[Any,
     for k, (b, _) in enumerate(picks):
         by_batch.setdefault(b, []).append(k)
     width = max(int(caches[b].get_seq_length()) for b in by_batch)
+    merged = caches[min(by_batch)]
+    device = merged.layers[0].keys.device if merged.layers else None
     plan = [
-        (b, torch.tensor([picks[k][1] for k in ks], dtype=torch.long), torch.tensor(ks, dtype=torch.long))
+        (b, torch.tensor([picks[k][1] for k in ks], dtype=torch.long, device=device),
+         torch.tensor(ks, dtype=torch.long, device=device))
         for b, ks in sorted(by_batch.items())
     ]
-    merged = caches[min(by_batch)]
     for layer_index, layer in enumerate(merged.layers):
         for name in ("keys", "values"):
             first = getattr(caches[plan[0][0]].layers[layer_index], name)
             shape = (len(picks), *first.shape[1:-2], width, first.shape[-1])
-            out = torch.zeros(shape, dtype=first.dtype)
+            out = torch.zeros(shape, dtype=first.dtype, device=first.device)
             for b, rows, targets in plan:
                 tensor = getattr(caches[b].layers[layer_index], name)
                 out[targets, ..., : tensor.shape[-2], :] = tensor.index_select(0, rows)
@@ -160,8 +163,11 @@ class ProductFillIn(LazyCausalLM):
     """Masked-LM logits plus ``weight`` times a causal LM's next-word logits.
 
     ``masked`` is a :class:`MaskedFillIn`; ``lm`` a :class:`~textrobust.lm.CausalLM`
-    (None: Gemma 3 270M, loaded on first use). ``batch_size`` causal rows go through the
-    model at once; answers are cached (bounded LRU) by text and position.
+    (None: Gemma 3 270M, loaded on first use on ``placement``, the run's device and float
+    type; None: the CPU in float32). The causal part's tensors are created on the LM's
+    device; the masked LM's logits (which it returns on the CPU) join them there.
+    ``batch_size`` causal rows go through the model at once; answers are cached (bounded
+    LRU) by text and position.
 
     >>> from textrobust.fill_in import load_fill_in
     >>> fill_in = load_fill_in("minilm_gemma")                                   # doctest: +SKIP
@@ -184,6 +190,7 @@ class ProductFillIn(LazyCausalLM):
         exact_lookahead: bool = False,
         batch_size: int = 16,
         cache_size: int | None = 20_000,
+        placement: Placement | None = None,
     ) -> None:
         if not callable(getattr(masked, "whole_word_logits", None)):
             raise ConfigError(
@@ -200,6 +207,7 @@ class ProductFillIn(LazyCausalLM):
                 raise ConfigError(f"The '{name}' parameter of ProductFillIn must be a finite number >= 0. Got {number!r} instead.")
         self.masked = masked
         self._lm = lm
+        self._placement = placement
         self.weight = float(weight)
         # the lookahead needs the causal LM, which weight 0 switches off
         self.rerank = rerank if self.weight and lookahead_weight else 0
@@ -255,7 +263,7 @@ class ProductFillIn(LazyCausalLM):
         for (key, _), (spaced, _), total in zip(todo, masked, totals):
             top = torch.topk(total, min(k, total.shape[0]))
             words = self.vocab.words(spaced)
-            answer = (tuple(words[j] for j in top.indices.tolist()), top.values.double().numpy())
+            answer = (tuple(words[j] for j in top.indices.tolist()), top.values.double().cpu().numpy())
             self._cache.put(key, answer)
             out[key] = answer
         return out
@@ -285,7 +293,7 @@ class ProductFillIn(LazyCausalLM):
             states = torch.stack([hidden[n, where[i][1]] for n, i in members]).float()
             lm_words, variant_logits = self._lm_word_logits(states, [contexts[i][1] for _, i in members])
             for (_, i), lm_row in zip(members, lm_words):
-                totals[i] = masked[i][1] + self.weight * lm_row
+                totals[i] = masked[i][1].to(lm_row.device) + self.weight * lm_row
             if rights is None:
                 continue
             caches.append(cache)
@@ -324,16 +332,20 @@ class ProductFillIn(LazyCausalLM):
                 weight = self._head_rows(f"words-{spaced}", ids)  # [U, H]
                 for b in range(0, len(picked), 256):
                     chunk = picked[b : b + 256]
-                    logits = (states[chunk] @ weight.T).float()  # [B, U]
+                    logits = (states[chunk].to(weight.dtype) @ weight.T).float()  # [B, U], in the LM's float type
                     if cap is not None:
                         logits = torch.tanh(logits / cap) * cap
                     index = owner.expand(len(chunk), -1)
-                    peak = torch.full((len(chunk), n_words), float("-inf")).scatter_reduce(
+                    device = logits.device
+                    peak = torch.full((len(chunk), n_words), float("-inf"), device=device).scatter_reduce(
                         1, index, logits, reduce="amax", include_self=True
                     )
-                    safe = torch.where(has, peak, torch.zeros(()))
-                    summed = torch.zeros((len(chunk), n_words)).scatter_add(1, index, torch.exp(logits - safe.gather(1, index)))
-                    word = torch.where(has, safe + torch.log(summed.clamp_min(1e-30)), torch.zeros(()))
+                    zero = torch.zeros((), device=device)
+                    safe = torch.where(has, peak, zero)
+                    summed = torch.zeros((len(chunk), n_words), device=device).scatter_add(
+                        1, index, torch.exp(logits - safe.gather(1, index))
+                    )
+                    word = torch.where(has, safe + torch.log(summed.clamp_min(1e-30)), zero)
                     floor = logits.min(dim=1, keepdim=True).values
                     word = torch.where(has, word, floor)
                     for r, i in enumerate(chunk):
@@ -381,7 +393,7 @@ class ProductFillIn(LazyCausalLM):
         for i, scores in per_request.items():
             if any(v is None for v in scores):  # a context too long for the lookahead: none
                 continue
-            bonus = torch.tensor(scores, dtype=totals[i].dtype)
+            bonus = torch.tensor(scores, dtype=totals[i].dtype, device=totals[i].device)
             floor = bonus.min()
             totals[i] = totals[i] + floor
             totals[i][tops[i]] += bonus - floor
@@ -417,9 +429,10 @@ class ProductFillIn(LazyCausalLM):
         ids_np[np.arange(depth) < sizes[:, None]] = [t for j in kept for t in jobs[j].inputs]
         mask_np[:, :width] = np.arange(width) <= lasts[:, None]
         mask_np[:, width:] = np.arange(depth) < sizes[:, None]
-        ids = torch.from_numpy(ids_np)
-        mask = torch.from_numpy(mask_np)
-        positions = torch.from_numpy(lasts[:, None] + 1 + np.arange(depth))
+        device = head.weight.device
+        ids = torch.as_tensor(ids_np, device=device)
+        mask = torch.as_tensor(mask_np, device=device)
+        positions = torch.as_tensor(lasts[:, None] + 1 + np.arange(depth), device=device)
         rows: list[int] = []
         cols: list[int] = []
         targets: list[int] = []
@@ -437,8 +450,8 @@ class ProductFillIn(LazyCausalLM):
             hidden = lm.model.base_model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
             )[0]
-            states = hidden[torch.tensor(rows), torch.tensor(cols)]
-            wanted_ids = torch.tensor(targets, dtype=torch.long)
+            states = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]
+            wanted_ids = torch.tensor(targets, dtype=torch.long, device=device)
             rows_of = self._normalizer_rows()
             weight = head.weight if rows_of is None else self._head_rows("normalizer", rows_of)
             outside = None if rows_of is None else ~self._in_normalizer()[wanted_ids]
@@ -455,7 +468,7 @@ class ProductFillIn(LazyCausalLM):
                 if outside is not None:  # a target outside the normaliser's rows joins it
                     norm = torch.where(outside[s : s + step], torch.logaddexp(norm, target), norm)
                 picked.append(target - norm)
-            values = torch.cat(picked).double().numpy()
+            values = torch.cat(picked).double().cpu().numpy()
         sums = np.zeros(len(kept))
         np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
         for r, j in enumerate(kept):
@@ -483,10 +496,13 @@ class ProductFillIn(LazyCausalLM):
             pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
             allowed = set(string.punctuation) | {"▁", "Ġ", " "}
             punctuation = [i for i, t in enumerate(pieces) if t and set(t) <= allowed and set(t) & set(string.punctuation)]
-            rows = torch.cat([self._word_map(True)[0], self._word_map(False)[0], torch.tensor(punctuation, dtype=torch.long)])
+            device = self._word_map(True)[0].device
+            rows = torch.cat([self._word_map(True)[0], self._word_map(False)[0],
+                              torch.tensor(punctuation, dtype=torch.long, device=device)])
             rows = torch.unique(rows)
             rows = rows[rows < int(self.lm.model.get_output_embeddings().weight.shape[0])]
-            member = torch.zeros(int(self.lm.model.get_output_embeddings().weight.shape[0]), dtype=torch.bool)
+            member = torch.zeros(int(self.lm.model.get_output_embeddings().weight.shape[0]), dtype=torch.bool,
+                                 device=device)
             member[rows] = True
             self._normalizer = (rows, member)
         return self._normalizer[0]
@@ -511,10 +527,12 @@ class ProductFillIn(LazyCausalLM):
 
     def _word_map(self, spaced: bool) -> tuple[Any, Any, Any]:
         """For the masked LM's words with this spacing: the causal LM's token ids of their
-        case variants, the word each id belongs to, and which words have any."""
+        case variants, the word each id belongs to, and which words have any (on the
+        LM's device)."""
         if not self._maps:  # both spacings at once: the causal vocabulary is read once
             import torch
 
+            device = self.lm.model.get_output_embeddings().weight.device
             lm_vocab = whole_word_vocab(self.lm.tokenizer)
             for flag in (True, False):
                 words = self.vocab.words(flag)
@@ -528,7 +546,8 @@ class ProductFillIn(LazyCausalLM):
                         owner.append(j)
                 has = torch.zeros(len(words), dtype=torch.bool)
                 has[owner] = True
-                self._maps[flag] = (torch.tensor(ids, dtype=torch.long), torch.tensor(owner, dtype=torch.long), has)
+                self._maps[flag] = (torch.tensor(ids, dtype=torch.long, device=device),
+                                    torch.tensor(owner, dtype=torch.long, device=device), has.to(device))
         return self._maps[spaced]
 
     def _variants(self, spaced: bool) -> dict[int, list[int]]:

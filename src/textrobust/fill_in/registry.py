@@ -39,7 +39,9 @@ from textrobust.registry import Registry
 
 __all__ = ["DEFAULT_FILL_IN", "FILL_INS", "FILL_IN_HELP", "default_fill_in", "load_fill_in"]
 
-#: Registered fill-ins: name -> factory(**settings).
+#: Registered fill-ins: name -> factory(**settings). Each built-in factory also takes
+#: ``placement`` (a :class:`~textrobust.devices.Placement`: where its models run; None: the
+#: CPU in float32), which :func:`load_fill_in` passes on.
 FILL_INS: Registry[Callable[..., FillIn]] = Registry("fill-in")
 
 #: The name of the default fill-in: the route with the best recall@20 that meets the speed
@@ -54,13 +56,15 @@ FILL_IN_HELP = ("Fill-in model of the neighbourhoods: minilm_gemma (the default:
 
 
 @FILL_INS.register("minilm_mlm", "MiniLM encoder + the project's trained MLM head (offline, fast; logits)")
-def _minilm_mlm(encoder_path: str | Path | None = None, head_path: str | Path | None = None, **settings: Any) -> FillIn:
-    return MiniLMFillIn.default(encoder_path, head_path, **settings)
+def _minilm_mlm(encoder_path: str | Path | None = None, head_path: str | Path | None = None, *,
+                placement: Placement | None = None, **settings: Any) -> FillIn:
+    return _placed(MiniLMFillIn.default(encoder_path, head_path, **settings), placement)
 
 
 @FILL_INS.register("minilm_tuned", "MiniLM with its top layers fine-tuned as a masked LM by the project (offline, fast; logits)")
-def _minilm_tuned(encoder_path: str | Path | None = None, tuned_path: str | Path | None = None, **settings: Any) -> FillIn:
-    return tuned_fill_in(encoder_path, tuned_path, **settings)
+def _minilm_tuned(encoder_path: str | Path | None = None, tuned_path: str | Path | None = None, *,
+                  placement: Placement | None = None, **settings: Any) -> FillIn:
+    return _placed(tuned_fill_in(encoder_path, tuned_path, **settings), placement)
 
 
 @FILL_INS.register(
@@ -79,14 +83,15 @@ def _minilm_gemma(
     rerank_weight: float | None = None,
     batch_size: int = 16,
     cache_size: int | None = 20_000,
+    placement: Placement | None = None,
     **settings: Any,
 ) -> FillIn:
     from textrobust.fill_in.product import DEFAULT_LOOKAHEAD_WEIGHT, DEFAULT_RERANK, DEFAULT_RERANK_WEIGHT, DEFAULT_WEIGHT
     from textrobust.lm import CausalLM
 
-    masked = tuned_fill_in(encoder_path, tuned_path, **settings)
+    masked = _placed(tuned_fill_in(encoder_path, tuned_path, **settings), placement)
     try:
-        lm = CausalLM.default(lm_path)
+        lm = CausalLM.default(lm_path, placement=placement)
     except AssetMissingError as error:
         raise AssetMissingError(
             "Gemma 3 270M (for the 'minilm_gemma' fill-in)", error.searched,
@@ -107,22 +112,28 @@ def _minilm_gemma(
         rerank_weight=DEFAULT_RERANK_WEIGHT if rerank_weight is None else rerank_weight,
         batch_size=batch_size,
         cache_size=cache_size,
+        placement=placement,
     )
 
 
 @FILL_INS.register("causal_rescore", "Gemma 3 270M: propose from the left context, rescore whole sentences (log-prob ratios)")
-def _causal_rescore(path: str | Path | None = None, **settings: Any) -> FillIn:
-    return CausalRescoreFillIn.default(path, **settings)
+def _causal_rescore(path: str | Path | None = None, *, placement: Placement | None = None, **settings: Any) -> FillIn:
+    return CausalRescoreFillIn.default(path, placement=placement, **settings)
 
 
 @FILL_INS.register("huggingface", "a local Hugging Face masked-LM folder, e.g. distilbert-base-uncased (logits)")
-def _huggingface(path: str | Path | None = None, **settings: Any) -> FillIn:
+def _huggingface(path: str | Path | None = None, *, placement: Placement | None = None, **settings: Any) -> FillIn:
     if path is None:
         raise ConfigError(
             "The 'huggingface' fill-in needs path=<local masked-LM folder> (e.g. a saved "
             "distilbert-base-uncased). Got none."
         )
-    return HuggingFaceFillIn.from_folder(path, **settings)
+    return _placed(HuggingFaceFillIn.from_folder(path, **settings), placement)
+
+
+def _placed(fill_in: Any, placement: Placement | None) -> Any:
+    """A masked-LM fill-in moved to ``placement`` (in place; None: left on the CPU in float32)."""
+    return fill_in if placement is None else fill_in.place(placement)
 
 
 def default_fill_in(**settings: Any) -> FillIn:
@@ -132,26 +143,21 @@ def default_fill_in(**settings: Any) -> FillIn:
 
 def load_fill_in(spec: str | Path | None = None, *, placement: Placement | None = None, **settings: Any) -> FillIn:
     """A fill-in by registered name, or from a local masked-LM folder; None: the default.
-    ``placement``: the device and float type of a masked-LM fill-in (``minilm_tuned``,
-    ``minilm_mlm``, a folder); ``minilm_gemma`` and ``causal_rescore`` run on the CPU in
-    float32 (their Gemma code builds its tensors on the CPU).
+    ``placement``: the device and float type of its models, passed to the factory (each
+    built-in one places its masked LM and its causal LM there: ``minilm_gemma`` both,
+    ``causal_rescore`` Gemma; their passes create their tensors on that device); None:
+    the CPU in float32.
 
     >>> load_fill_in("minilm_mlm")                         # doctest: +SKIP
     >>> load_fill_in("~/models/distilbert-base-uncased")   # doctest: +SKIP
     """
-    fill_in = _load_fill_in(spec, **settings)
-    if placement is not None and isinstance(fill_in, (MiniLMFillIn, HuggingFaceFillIn)):
-        fill_in.place(placement)
-    return fill_in
-
-
-def _load_fill_in(spec: str | Path | None = None, **settings: Any) -> FillIn:
+    placed = {} if placement is None else {"placement": placement}  # a factory of one's own may not take it
     if spec is None:
-        return default_fill_in(**settings)
+        return default_fill_in(**placed, **settings)
     if isinstance(spec, str) and spec in FILL_INS:
-        return FILL_INS.get(spec)(**settings)
+        return FILL_INS.get(spec)(**placed, **settings)
     if isinstance(spec, (str, Path)) and (Path(spec).expanduser().exists() or "/" in str(spec) or "\\" in str(spec)):
-        return HuggingFaceFillIn.from_folder(spec, **settings)
+        return _placed(HuggingFaceFillIn.from_folder(spec, **settings), placement)
     raise ConfigError(
         f"Unknown fill-in {spec!r}. Give one of {FILL_INS.names()} or the path of a local "
         f"Hugging Face masked-LM folder."

@@ -54,18 +54,18 @@ def _is_folder(asset: Any) -> bool:
     "minilm", "Cosine of sentence embeddings: MiniLM by default (stands in for USE), any encoder or folder")
 def _minilm(encoder: Any | None = None, **settings: Any) -> EncoderCosine:
     if _is_folder(encoder):
-        return EncoderCosine(encoder_folder("minilm", encoder), **settings)
+        return EncoderCosine(encoder_folder("minilm", encoder, settings.get("placement")), **settings)
     return EncoderCosine(encoder, **settings)
 
 
 @SIMILARITY_SCORERS.register("mpnet", "Cosine of all-mpnet-base-v2 embeddings from a folder you give (mpnet:<folder>)")
 def _mpnet(folder: Any | None = None, **settings: Any) -> EncoderCosine:
-    return EncoderCosine(encoder_folder("mpnet", folder), **settings)
+    return EncoderCosine(encoder_folder("mpnet", folder, settings.get("placement")), **settings)
 
 
 @SIMILARITY_SCORERS.register("encoder", "Cosine of any sentence-transformers folder you give (encoder:<folder>)")
 def _encoder(folder: Any | None = None, **settings: Any) -> EncoderCosine:
-    return EncoderCosine(encoder_folder("encoder", folder), **settings)
+    return EncoderCosine(encoder_folder("encoder", folder, settings.get("placement")), **settings)
 
 
 @SIMILARITY_SCORERS.register("bertscore", "BERTScore F1 over a local encoder folder (default MiniLM, layer 4)")

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError, MissingDependencyError
 from textrobust.similarity.cache import LRUCache
 from textrobust.similarity.protocol import check_pairs
@@ -23,7 +24,9 @@ class BERTScore:
     matched (it must be given for a local model; 4 for MiniLM-L6). No baseline rescaling:
     bert-score has baselines only for hub models, so scores are raw cosines, high for any
     English pair (MiniLM layer 4: near-paraphrase ~0.93, unrelated ~0.3). Scores are cached
-    by pair; identical strings score 1.0 without running the model.
+    by pair; identical strings score 1.0 without running the model. ``placement``: the
+    encoder's device and float type (the run's ``--device`` and ``--dtype``; None: the CPU
+    in float32, never bert-score's own choice of any GPU it sees).
     """
 
     def __init__(
@@ -34,6 +37,7 @@ class BERTScore:
         batch_size: int = 64,
         idf: bool = False,
         cache_size: int | None = 100_000,
+        placement: Placement | None = None,
     ) -> None:
         if num_layers < 1:
             raise ConfigError(f"The 'num_layers' parameter of BERTScore must be >= 1. Got {num_layers} instead.")
@@ -43,6 +47,7 @@ class BERTScore:
         self.num_layers = num_layers
         self.batch_size = batch_size
         self.idf = idf
+        self.placement = placement or Placement()
         self._scorer: Any = None
         self._cache: LRUCache[tuple[str, str], float] = LRUCache(cache_size)
 
@@ -62,8 +67,11 @@ class BERTScore:
                 ) from None
             path = str(resolve("minilm", self.model_path))
             self._scorer = BERTScorer(
-                model_type=path, num_layers=self.num_layers, batch_size=self.batch_size, idf=self.idf, lang="en"
+                model_type=path, num_layers=self.num_layers, batch_size=self.batch_size, idf=self.idf, lang="en",
+                device=self.placement.device,
             )
+            if self.placement.reduced:
+                self._scorer._model.to(self.placement.torch_dtype())
         return self._scorer
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textrobust.devices import Placement
 from textrobust.errors import AssetMissingError, ConfigError
 
 __all__ = ["MPNET_HINT", "encoder_folder"]
@@ -22,10 +23,12 @@ MPNET_HINT = (
 )
 
 
-def encoder_folder(name: str, path: str | Path | None) -> Any:
+def encoder_folder(name: str, path: str | Path | None, placement: Placement | None = None) -> Any:
     """The ``SentenceTransformer`` in the local folder ``path``, for the scorer ``name``
     (an :class:`~textrobust.errors.AssetMissingError` when no folder is given or it does
-    not exist, a :class:`~textrobust.errors.ConfigError` when it holds no encoder)."""
+    not exist, a :class:`~textrobust.errors.ConfigError` when it holds no encoder), on
+    ``placement``'s device and float type (None: the CPU in float32)."""
+    placement = placement or Placement()
     if not path:
         raise AssetMissingError(name, [], MPNET_HINT)
     folder = Path(path).expanduser()
@@ -43,9 +46,10 @@ def encoder_folder(name: str, path: str | Path | None) -> Any:
             "sentence-transformers", "A sentence-encoder similarity scorer", "pip install sentence-transformers"
         ) from None
     try:
-        return SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+        encoder = SentenceTransformer(str(folder), device=placement.device, local_files_only=True)
     except (OSError, ValueError, KeyError, RuntimeError) as exc:  # not a sentence-transformers folder
         raise ConfigError(
             f"The similarity scorer '{name}:{folder}' could not be loaded as a sentence-transformers "
             f"folder ({type(exc).__name__}: {exc}). Give a folder holding modules.json or config.json."
         ) from None
+    return encoder if not placement.reduced else encoder.to(placement.torch_dtype())

@@ -82,7 +82,8 @@ class AccsAnalysis(Analysis[AccsAnalysisSettings, AccsRecord, AccsSummary]):
 
     ``components`` and ``scorers`` replace the factories of the attack parts (given the
     analysis's settings) and of the constraint models (given a spec): test doubles, for the
-    in-process executor only.
+    in-process executor only. The default factories load their models (Gemma for the LM
+    constraint, the sentence encoders) on the run's placement (``--device``, ``--dtype``).
     """
 
     name = "accs"
@@ -97,19 +98,23 @@ class AccsAnalysis(Analysis[AccsAnalysisSettings, AccsRecord, AccsSummary]):
                  components: Callable[[AccsAnalysisSettings], AccsComponents] | None = None,
                  scorers: Callable[[str], Any] | None = None) -> None:
         super().__init__(settings)
-        self._components = components or AccsComponents
-        self._scorers = scorers or build_constraint_model
+        self._components = components
+        self._scorers = scorers
 
     def describe(self) -> dict[str, Any]:
-        parts = self._components(self.settings).describe()
+        parts = (self._components or AccsComponents)(self.settings).describe()
         return {**super().describe(), "components": {**parts, "settings": legacy_method_config(self.settings)}}
 
     def units(self, dataset: Dataset) -> list[tuple[str, Any]]:
         return list(accs_tasks(self.select(dataset).examples, self.settings.constraint))
 
     def worker(self, context: WorkerContext) -> Callable[[Any], AccsRecord]:
-        components = self._components(self.settings)
-        memos = {spec: SimilarityMemo(self._scorers(spec)) for spec in self.settings.constraint}
+        placement = context.placement
+        components = (self._components(self.settings) if self._components is not None
+                      else AccsComponents(self.settings, placement=placement))
+        scorer: Callable[[str], Any] = (self._scorers if self._scorers is not None
+                                        else lambda spec: build_constraint_model(spec, placement))
+        memos = {spec: SimilarityMemo(scorer(spec)) for spec in self.settings.constraint}
         layer = context.layer
 
         def analyse(task: AccsTask) -> AccsRecord:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.registry import Registry
 from textrobust.similarity import SIMILARITY_SCORERS
@@ -51,12 +52,21 @@ def parse_constraint_model(spec: str) -> tuple[str, str | None]:
     return name, (path.strip() or None)
 
 
-def build_constraint_model(spec: str) -> Any:
+#: The similarity scorers that load a torch model and take the run's ``placement``.
+PLACED_SCORERS = frozenset({"minilm", "mpnet", "encoder", "bertscore"})
+
+
+def build_constraint_model(spec: str, placement: Placement | None = None) -> Any:
     """The :class:`~textrobust.similarity.SentenceScorer` named by ``spec``, built by its
     factory in :data:`~textrobust.similarity.SIMILARITY_SCORERS` with the folder after the
-    colon, if any (models load lazily where the scorer allows it)."""
+    colon, if any (models load lazily where the scorer allows it). ``placement``: the run's
+    device and float type, for the scorers that load a torch model (:data:`PLACED_SCORERS`;
+    None: the CPU in float32)."""
     name, path = parse_constraint_model(spec)
-    return SIMILARITY_SCORERS.get(name)(path)
+    factory = SIMILARITY_SCORERS.get(name)
+    if placement is not None and name in PLACED_SCORERS:
+        return factory(path, placement=placement)
+    return factory(path)
 
 
 class SimilarityMemo:

@@ -49,6 +49,7 @@ from textrobust.attack.goals_constraint import FoolConstraint, compared_string
 from textrobust.attack.problem import Problem, Proposal
 from textrobust.attack.results import Status
 from textrobust.data.examples import Example
+from textrobust.devices import Placement
 from textrobust.text import Text
 
 __all__ = [
@@ -114,7 +115,8 @@ class AccsComponents:
     closed-form victims): ``tagger`` (default spaCy, shared by both WordNet sources),
     ``synonyms`` / ``antonyms`` (candidate sources), ``stop_words`` (default the project's
     list), ``lm_constraint`` (default from ``settings.lm_mode`` and ``settings.max_drop``,
-    over ``lm``, a :class:`textrobust.lm.CausalLM`, default Gemma 3 270M loaded on first use).
+    over ``lm``, a :class:`textrobust.lm.CausalLM`, default Gemma 3 270M loaded on first use
+    on ``placement``, the run's device and float type; None: the CPU in float32).
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class AccsComponents:
         stop_words: Any | None = None,
         lm_constraint: Any | None = None,
         lm: Any | None = None,
+        placement: Placement | None = None,
     ) -> None:
         from textrobust.attack.candidates import (
             SpacyTagger,
@@ -148,6 +151,7 @@ class AccsComponents:
             else WordNetAntonyms(tagger=tagger, indirect=self.settings.indirect_antonyms)
         )
         self.position_constraints = (RepeatModification(), StopWords(stop_words), FrozenColumns())
+        self.placement = placement
         self.lm_constraint = lm_constraint if lm_constraint is not None else self._lm_constraint(lm)
         self.warm_seconds = 0.0
         self._warmed: set[tuple[str, ...]] = set()
@@ -160,10 +164,11 @@ class AccsComponents:
         if mode is LMMode.WINDOW:
             from textrobust.attack.constraints import LMLogProbDrop
 
-            return LMLogProbDrop(lm, max_drop=drop, window=5, compare_to="original")
+            return LMLogProbDrop(lm, max_drop=drop, window=5, compare_to="original", placement=self.placement)
         from textrobust.attack.constraints.left_context_lm import LeftContextWordDrop, PrefixWordScorer
 
-        return LeftContextWordDrop(PrefixWordScorer(lm), max_drop=drop, compare_to="original")
+        return LeftContextWordDrop(PrefixWordScorer(lm, placement=self.placement), max_drop=drop,
+                                   compare_to="original")
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v!r}" for k, v in self.describe().items())

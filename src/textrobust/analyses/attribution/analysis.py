@@ -35,6 +35,7 @@ from textrobust.analyses.attribution.settings import AttributionSettings
 from textrobust.analyses.attribution.text_distances import TextDistances, relative_perplexity, semantic_distance
 from textrobust.analyses.protocol import Analysis, Failure, WorkerContext, counts
 from textrobust.data.examples import Example
+from textrobust.devices import Placement
 from textrobust.sections import Section
 
 __all__ = ["AttributionAnalysis", "build_attribution", "candidate_sources", "summarise_records"]
@@ -53,18 +54,19 @@ def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
     return attribution_for(layer, settings.attribution)
 
 
-def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
+def candidate_sources(settings: AttributionSettings, placement: Placement | None = None) -> dict[str, Any]:
     """Per attack, its candidate source: TEA the fill-in's whole words; TEF the validated
     synonyms (``settings.candidates == "validated"``, the default: a departure, the paper's
     counter-fitted neighbours mostly change the meaning) or the paper's counter-fitted
     neighbours; ``settings.per_word`` per word (stop words dropped first when
-    ``settings.content_candidates``; the validated synonyms propose none)."""
+    ``settings.content_candidates``; the validated synonyms propose none). ``placement``:
+    where the fill-in's and the validated source's models run (None: the CPU in float32)."""
     out: dict[str, Any] = {}
     ask = settings.per_word * (3 if settings.content_candidates else 1)
     if "tea" in settings.attacks:
         from textrobust.attack.candidates import fill_in_source
 
-        out["tea"] = fill_in_source(ask, fill_in=settings.fill_in)
+        out["tea"] = fill_in_source(ask, fill_in=settings.fill_in, placement=placement)
     if "tef" in settings.attacks and settings.candidates == "paper":
         from textrobust.attack.candidates import embedding_neighbours
 
@@ -78,7 +80,7 @@ def candidate_sources(settings: AttributionSettings) -> dict[str, Any]:
     if "tef" in settings.attacks and settings.candidates == "validated":
         from textrobust.attack.candidates.choice import validated_source
 
-        out["tef"] = validated_source(settings.per_word)
+        out["tef"] = validated_source(settings.per_word, placement=placement)
     return {name: out[name] for name in settings.attacks}
 
 
@@ -92,7 +94,7 @@ class AttributionAnalysis(Analysis[AttributionSettings, AttributionRecord, Attri
     record_type = AttributionRecord
 
     def worker(self, context: WorkerContext) -> Callable[[Any], AttributionRecord]:
-        return self.worker_with(context.layer, candidate_sources(self.settings), TextDistances.default(
+        return self.worker_with(context.layer, candidate_sources(self.settings, context.placement), TextDistances.default(
             semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar,
             placement=context.placement))
 

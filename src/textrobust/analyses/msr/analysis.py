@@ -132,6 +132,8 @@ class MsrAnalysis(Analysis[MsrSettings, MsrRecord, MsrSummary]):
 
     name = "msr"
     title = "Maximal safe radius (MCTS upper, linear-relaxation/IBP lower bounds)"
+    help_note = ("Radii are shown divided by d (Definition 1: the distance to the farthest corner of the normalised "
+                 "embedding cube) and by sqrt(D) (the embedding's diameter, the paper's tables).")
     paper = _PAPER + ": Definition 1, MCTS (Section 2.2, Algorithm 1), CNN-Cert-style lower bounds (POPQORN-style " \
                      "linear relaxation for LSTMs, McCormick product planes) (Section 2.3), Tables 2-3, Figure 6, the LIME comparison (Section 3.3)."
     settings_type = MsrSettings
@@ -176,7 +178,7 @@ class MsrAnalysis(Analysis[MsrSettings, MsrRecord, MsrSummary]):
         if s.candidates == "validated":
             from textrobust.attack.candidates.choice import validated_source
 
-            source = SpaceSynonyms(space, validated_source())
+            source = SpaceSynonyms(space, validated_source(placement=context.placement))
         constraints: tuple[Any, ...] = ()
         if s.pos_filter:
             from textrobust.attack.constraints.part_of_speech import PartOfSpeech

@@ -30,6 +30,7 @@ from typing import Any
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
 from textrobust.attack.problem import CandidateSource
 from textrobust.data.examples import Example
+from textrobust.devices import Placement
 from textrobust.analyses.radius.method import (
     BoundsSummary,
     MethodRow,
@@ -136,8 +137,8 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
         super().__init__(settings)
         self.source = source
 
-    def _method(self, victim: Any, seed: int) -> RadiusAnalysis:
-        return RadiusAnalysis(victim, self.settings, source=self.source, seed=seed)
+    def _method(self, victim: Any, seed: int, placement: Placement | None = None) -> RadiusAnalysis:
+        return RadiusAnalysis(victim, self.settings, source=self.source, seed=seed, placement=placement)
 
     def describe(self) -> dict[str, Any]:
         method = self._method(None, 0).describe()  # the searches' seed is the run's seed
@@ -146,7 +147,8 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
 
     def worker(self, context: WorkerContext) -> Callable[[Any], RadiusRecord]:
         s = self.settings
-        method = self._method(_batched(_victim(context), max(s.batch_size, s.prover_batch)), context.seed)
+        method = self._method(_batched(_victim(context), max(s.batch_size, s.prover_batch)), context.seed,
+                              context.placement)
 
         def analyse(example: Example) -> RadiusRecord:
             began = time.perf_counter()
@@ -328,8 +330,8 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
         super().__init__(settings)
         self.source = source
 
-    def _method(self, victim: Any, seed: int) -> PRAnalysis:
-        return PRAnalysis(victim, self.settings, source=self.source, seed=seed)
+    def _method(self, victim: Any, seed: int, placement: Placement | None = None) -> PRAnalysis:
+        return PRAnalysis(victim, self.settings, source=self.source, seed=seed, placement=placement)
 
     def describe(self) -> dict[str, Any]:
         method = self._method(None, 0).describe()
@@ -338,7 +340,7 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
 
     def worker(self, context: WorkerContext) -> Callable[[Any], PRRecord]:
         s = self.settings
-        method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed)
+        method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed, context.placement)
 
         def analyse(example: Example) -> PRRecord:
             began = time.perf_counter()

@@ -58,6 +58,7 @@ from textrobust.attack.candidates.choice import validated_source
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import CandidateSource, Problem, Search
 from textrobust.data.examples import Example
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PseudoDynamicProgramming
@@ -107,16 +108,18 @@ __all__ = [
     "yield_curves",
 ]
 
-def _source(settings: RadiusBoundsSettings | PRMetricSettings, source: CandidateSource | None) -> CandidateSource:
+def _source(settings: RadiusBoundsSettings | PRMetricSettings, source: CandidateSource | None,
+            placement: Placement | None = None) -> CandidateSource:
     """``S(X, p)``: ``source`` when given, else as ``settings.candidates`` says: "validated"
     (the default: the validated synonyms, :func:`~textrobust.attack.candidates.choice.validated_source`,
     at most ``eta`` per position; ``min_cos`` does not apply, the source has its own floor)
     or "paper" (WordNet cleaned by cosine, :class:`~textrobust.attack.candidates.wordnet_cosine.
-    CleanedSynonyms`, the paper's recipe with WordNet for HowNet)."""
+    CleanedSynonyms`, the paper's recipe with WordNet for HowNet). ``placement``: where the
+    validated source's models run (None: the CPU in float32)."""
     if source is not None:
         return source
     if settings.candidates == "validated":
-        return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words)
+        return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words, placement=placement)
     return CleanedSynonyms(eta=settings.eta, min_cos=settings.min_cos, skip_stop_words=settings.skip_stop_words)
 
 
@@ -287,10 +290,11 @@ class RadiusAnalysis:
         *,
         source: CandidateSource | None = None,
         seed: int = 0,
+        placement: Placement | None = None,
     ) -> None:
         self.victim = victim
         self.settings = settings or RadiusBoundsSettings()
-        self.source = _source(self.settings, source)
+        self.source = _source(self.settings, source, placement)
         self.seed = seed
         self.prover = ExhaustiveProver(batch_size=self.settings.prover_batch)
 
@@ -443,10 +447,11 @@ class PRAnalysis:
         source: CandidateSource | None = None,
         seed: int = 0,
         cache_size: int = 0,
+        placement: Placement | None = None,
     ) -> None:
         self.victim = victim
         self.settings = settings or PRMetricSettings()
-        self.source = _source(self.settings, source)
+        self.source = _source(self.settings, source, placement)
         self.seed = seed
         self.cache_size = cache_size
 

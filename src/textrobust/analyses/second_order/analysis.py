@@ -29,6 +29,7 @@ from pydantic import Field
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
 from textrobust.attack.problem import Search
+from textrobust.devices import Placement
 from textrobust.attack.results import Status
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
@@ -162,7 +163,7 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         layer = context.layer
         neighbourhood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
         attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
-                                   patches=PatchFinder(layer, patch_synonyms(s.candidates)), budget=s.budget, min_gap=s.min_gap, name=s.method)
+                                   patches=PatchFinder(layer, patch_synonyms(s.candidates, context.placement)), budget=s.budget, min_gap=s.min_gap, name=s.method)
         lm = None
         if s.quality:
             from textrobust.lm import CausalLM
@@ -198,14 +199,15 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
 
 
-def patch_synonyms(candidates: str) -> Any:
-    """The patch pairs' synonyms: the validated source, or None for the paper's stand-in
+def patch_synonyms(candidates: str, placement: Placement | None = None) -> Any:
+    """The patch pairs' synonyms: the validated source (its models on ``placement``; None:
+    the CPU in float32), or None for the paper's stand-in
     (:func:`~textrobust.analyses.second_order.patch.default_synonyms`)."""
     if candidates == "paper":
         return None
     from textrobust.attack.candidates.choice import validated_source
 
-    return validated_source()
+    return validated_source(placement=placement)
 
 
 def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],

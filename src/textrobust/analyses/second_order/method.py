@@ -70,7 +70,9 @@ class SecondOrderResult:
     ``original`` is ``x0`` and ``vulnerable`` the best text found (``x~0`` when
     ``status`` is succeeded); each has its probabilities and those of its patched twin.
     ``status`` is skipped when no patch pair applies (then ``patch`` and the patched
-    probabilities are None).
+    probabilities are None). ``fill_requests`` counts fill-in *rows*: the masked inputs
+    this example sent to the fill-in model (those not already cached), however many calls
+    carried them (SO-Beam sends all rows of a beam step in one call, issue 31).
     """
 
     example_id: str
@@ -229,7 +231,8 @@ def add_perplexity(result: SecondOrderResult, lm: Any) -> SecondOrderResult:
 
 def summary(results: Sequence[SecondOrderResult]) -> dict[str, Any]:
     """The engine's attack metrics over the results (skipped = no patch applies), plus
-    fill-in requests per attacked example and how many successes were ``x0`` itself."""
+    fill-in requests (rows, not calls: see :class:`SecondOrderResult`) per attacked
+    example and how many successes were ``x0`` itself."""
     out: dict[str, Any] = dict(metrics.summary([r.as_attack_result() for r in results]))
     attacked = [r for r in results if r.status is not Status.SKIPPED]
     out["fill_requests_per_example"] = (

@@ -57,6 +57,7 @@ from textrobust.attack.candidates.wordnet import (
 )
 from textrobust.attack.candidates.wordnet_cosine import CleanedSynonyms
 from textrobust.attack.problem import CandidateSource
+from textrobust.devices import Placement
 from textrobust.registry import Registry
 
 __all__ = [
@@ -120,14 +121,16 @@ CANDIDATE_SOURCES.add(
 )
 
 
-def fill_in_source(k: int = 50, *, fill_in: Any = None, keep_case: bool = True) -> FillInSource:
+def fill_in_source(k: int = 50, *, fill_in: Any = None, keep_case: bool = True,
+                   placement: Placement | None = None) -> FillInSource:
     """A fill-in model's top ``k`` whole words (BAE's candidates): ``fill_in`` is a FillIn
     object, a name in ``textrobust.fill_in.FILL_INS`` or a local masked-LM folder, or None
-    for ``textrobust.fill_in.DEFAULT_FILL_IN`` (``minilm_gemma``: the tuned MiniLM times Gemma's left context)."""
+    for ``textrobust.fill_in.DEFAULT_FILL_IN`` (``minilm_gemma``: the tuned MiniLM times Gemma's left context).
+    ``placement``: where a fill-in loaded here runs (None: the CPU in float32)."""
     if fill_in is None or isinstance(fill_in, str):
         from textrobust.fill_in import load_fill_in
 
-        return FillInSource(load_fill_in(fill_in), k, keep_case=keep_case)
+        return FillInSource(load_fill_in(fill_in, placement=placement), k, keep_case=keep_case)
     return FillInSource(fill_in, k, keep_case=keep_case)
 
 

@@ -7,9 +7,10 @@ perturbation space, MSR's MCTS, the second-order patch pairs) takes the same set
 ValidatedSynonyms`, checked in context, precision measured on the labelled substitution
 set) or ``"paper"`` (the paper's own source, as published, so its numbers stay
 reproducible). The validated source is costly (the causal LM judges every candidate
-sentence), so one instance per settings is shared in a process (:func:`shared_validated`):
-its models load once and its verdicts are cached per sentence and position, which an audit
-running several analyses over the same sentences reuses.
+sentence), so one instance per settings and placement is shared in a process
+(:func:`shared_validated`): its models load once, on the run's device and float type, and
+its verdicts are cached per sentence and position, which an audit running several
+analyses over the same sentences reuses.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from textrobust.attack.candidates.validated import MEASURED, ValidatedSynonyms
 from textrobust.attack.problem import CandidateSource, Substitution
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
@@ -41,7 +43,7 @@ CANDIDATES_HELP = ("where substitutes come from: validated (synonyms checked in 
                    "measured on the labelled substitution set, benchmarks/results/validity.md) or paper (the "
                    "paper's own source, as published, to reproduce its numbers)")
 
-_SHARED: dict[tuple[tuple[str, Any], ...], ValidatedSynonyms] = {}
+_SHARED: dict[tuple[Placement, tuple[tuple[str, Any], ...]], ValidatedSynonyms] = {}
 
 
 def check_choice(value: str, subject: str = "The '--candidates' option") -> str:
@@ -52,16 +54,18 @@ def check_choice(value: str, subject: str = "The '--candidates' option") -> str:
     return value
 
 
-def shared_validated(**settings: Any) -> ValidatedSynonyms:
-    """The process's :class:`ValidatedSynonyms` for ``settings`` (created on first call;
-    models load on first use): the candidate source registered as ``validated``."""
-    key = tuple(sorted(settings.items()))
+def shared_validated(*, placement: Placement | None = None, **settings: Any) -> ValidatedSynonyms:
+    """The process's :class:`ValidatedSynonyms` for ``settings`` and ``placement`` (where its
+    masked and causal LMs load: the run's ``--device`` and ``--dtype``; None: the CPU in
+    float32, the same source as ``Placement()``), created on first call; models load on
+    first use. The candidate source registered as ``validated``."""
+    key = (placement or Placement(), tuple(sorted(settings.items())))
     try:
         source = _SHARED.get(key)
     except TypeError:  # an unhashable setting: a source of its own
-        return ValidatedSynonyms(**settings)
+        return ValidatedSynonyms(placement=placement, **settings)
     if source is None:
-        source = _SHARED[key] = ValidatedSynonyms(**settings)
+        source = _SHARED[key] = ValidatedSynonyms(placement=placement, **settings)
     return source
 
 
@@ -118,10 +122,12 @@ class ContentPositions:
         return f"ContentPositions({self.source!r}, {len(self.stop_words)} stop words)"
 
 
-def validated_source(k: int | None = None, *, skip_stop_words: bool = False) -> CandidateSource:
-    """The shared validated source with default settings, at most ``k`` candidates per
-    position (None: its own ``max_candidates``), stop words skipped when asked."""
-    source: CandidateSource = shared_validated()
+def validated_source(k: int | None = None, *, skip_stop_words: bool = False,
+                     placement: Placement | None = None) -> CandidateSource:
+    """The shared validated source with default settings, its models on ``placement``
+    (None: the CPU in float32), at most ``k`` candidates per position (None: its own
+    ``max_candidates``), stop words skipped when asked."""
+    source: CandidateSource = shared_validated(placement=placement)
     if k is not None:
         source = TopCandidates(source, k)
     if skip_stop_words:

@@ -70,6 +70,7 @@ from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
 from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
 from textrobust.attack.problem import Substitution
 from textrobust.config import Config
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
@@ -200,7 +201,8 @@ class ValidatedSynonyms:
     any object with ``vocab`` and ``whole_word_logits`` as
     :class:`~textrobust.fill_in.masked.MaskedFillIn`), ``polarity`` (VADER), ``lm`` (Gemma 3
     270M, any object with ``sentence_log_prob`` as :class:`~textrobust.lm.causal.CausalLM`;
-    only loaded when ``min_lm_delta`` is set).
+    only loaded when ``min_lm_delta`` is set). ``placement``: where the two models load
+    (the run's ``--device`` and ``--dtype``; None: the CPU in float32).
     """
 
     def __init__(
@@ -213,6 +215,7 @@ class ValidatedSynonyms:
         fill_in: Any | None = None,
         polarity: PolarityLexicon | None = None,
         lm: Any | None = None,
+        placement: Placement | None = None,
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -224,6 +227,7 @@ class ValidatedSynonyms:
         self._fill_in = fill_in
         self._polarity = polarity
         self._lm = lm
+        self.placement = placement
         self._proposals: dict[tuple[str, str, str], tuple[_Proposal, ...]] = {}
         # the verdicts per (sentence, position): an audit asks for the same sentences in
         # several analyses (attack, radius, PR, TEF), and a search asks again per position
@@ -245,7 +249,7 @@ class ValidatedSynonyms:
         if self._fill_in is None:
             from textrobust.fill_in.registry import load_fill_in
 
-            self._fill_in = load_fill_in("minilm_tuned")
+            self._fill_in = load_fill_in("minilm_tuned", placement=self.placement)
         return self._fill_in
 
     @property
@@ -261,7 +265,7 @@ class ValidatedSynonyms:
         if self._lm is None:
             from textrobust.lm.causal import CausalLM
 
-            self._lm = CausalLM.default()
+            self._lm = CausalLM.default(placement=self.placement)
         return self._lm
 
     # ---- the protocol -----------------------------------------------------------------------

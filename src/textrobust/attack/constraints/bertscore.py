@@ -9,6 +9,7 @@ from pydantic import Field
 from textrobust.attack.constraints.base import parse_enum
 from textrobust.attack.constraints.context import CompareTo
 from textrobust.attack.constraints.sentence_similarity import ScoredSimilarity, WindowedConfig
+from textrobust.devices import Placement
 
 __all__ = ["BERTScoreConstraint", "BERTScoreConstraintConfig"]
 
@@ -21,7 +22,8 @@ class BERTScoreConstraint(ScoredSimilarity[BERTScoreConstraintConfig]):
     """Accept a proposal when BERTScore F1(reference, proposal) >= ``min_f1``.
 
     ``scorer``: a :class:`textrobust.similarity.BERTScore` or any scorer giving F1-like
-    values (None: BERTScore over MiniLM layer 4, loaded on first use). Without baseline
+    values (None: BERTScore over MiniLM layer 4, loaded on first use on ``placement``, the
+    run's device and float type; None: the CPU in float32). Without baseline
     rescaling (none exists for a local model) F1 runs high. Measured on a 12-word review
     sentence, one word swapped: synonyms 0.96-0.99 (film->movie 0.988, loved->enjoyed
     0.968), an antonym 0.958 (loved->hated: BERTScore does not see polarity), nonsense
@@ -38,18 +40,19 @@ class BERTScoreConstraint(ScoredSimilarity[BERTScoreConstraintConfig]):
         min_f1: float = 0.95,
         window: int | None = None,
         compare_to: CompareTo | str = CompareTo.ORIGINAL,
+        placement: Placement | None = None,
     ) -> None:
         config = BERTScoreConstraintConfig(
             min_f1=min_f1,
             window=window,
             compare_to=parse_enum(CompareTo, compare_to, "compare_to", "BERTScoreConstraint"),
         )
-        super().__init__(scorer, config)
+        super().__init__(scorer, config, placement)
 
     def _default_scorer(self) -> Any:
         from textrobust.similarity import BERTScore
 
-        return BERTScore()
+        return BERTScore(placement=self._placement)
 
     @property
     def threshold(self) -> float:

@@ -54,6 +54,7 @@ from textrobust.attack.constraints.context import (
 )
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
+from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.similarity.cache import LRUCache
 from textrobust.text import Text
@@ -75,15 +76,18 @@ class PrefixWordScorer:
     """``log P(word | prefix)`` (natural log, all the word's tokens) under a causal LM.
 
     ``lm`` is a :class:`textrobust.lm.CausalLM` (None: the project's Gemma 3 270M, loaded
-    on first use); its model, tokenizer (a fast one, for character offsets) and output-head
+    on first use on ``placement``, the run's device and float type; None: the CPU in
+    float32); its model, tokenizer (a fast one, for character offsets) and output-head
     conventions are used, not its per-string cache. ``max_batch`` candidates go through the
     model together after one shared context.
     """
 
-    def __init__(self, lm: Any | None = None, *, max_batch: int = 64, cache_size: int | None = 200_000) -> None:
+    def __init__(self, lm: Any | None = None, *, max_batch: int = 64, cache_size: int | None = 200_000,
+                 placement: Placement | None = None) -> None:
         if max_batch < 1:
             raise ConfigError(f"The 'max_batch' parameter of PrefixWordScorer must be >= 1. Got {max_batch} instead.")
         self._lm = lm
+        self._placement = placement
         self.max_batch = max_batch
         self._cache: LRUCache[tuple[str, str], float] = LRUCache(cache_size)
         self.contexts_run = 0
@@ -95,7 +99,7 @@ class PrefixWordScorer:
         if self._lm is None:
             from textrobust.lm import CausalLM
 
-            self._lm = CausalLM.default()
+            self._lm = CausalLM.default(placement=self._placement)
         return self._lm
 
     def __repr__(self) -> str:
@@ -185,17 +189,28 @@ class PrefixWordScorer:
         for (context, word), sequence in zip(tokenized, needed):
             for t in range(len(word)):
                 rows.setdefault((home[sequence], len(context) - 1 + t), len(rows))
+        # the (row, token) entries each pair sums, read from the device in one gather
+        picks = [
+            [(rows[(home[sequence], len(context) - 1 + t)], token) for t, token in enumerate(word)]
+            if context and word else []
+            for (context, word), sequence in zip(tokenized, needed)
+        ]
+        flat = [pick for found in picks for pick in found]
         with torch.inference_mode():
             states = self._states(leaves, rows, torch)
             log_probs = self._log_softmax_rows(states, torch)
-        for pair, (context, word), sequence in zip(pairs, tokenized, needed):
-            if not context or not word:
+            at = torch.as_tensor([r for r, _ in flat] or [0], dtype=torch.long, device=log_probs.device)
+            of = torch.as_tensor([t for _, t in flat] or [0], dtype=torch.long, device=log_probs.device)
+            values = log_probs[at, of].cpu().tolist() if flat else []
+        cursor = 0
+        for pair, found in zip(pairs, picks):
+            if not found:
                 self._cache.put(pair, math.nan)
                 continue
-            where = home[sequence]
             total = 0.0
-            for t, token in enumerate(word):
-                total += float(log_probs[rows[(where, len(context) - 1 + t)]][token])
+            for value in values[cursor : cursor + len(found)]:
+                total += float(value)
+            cursor += len(found)
             self._cache.put(pair, total)
         self.contexts_run += len(leaves)
         self.words_scored += len(pairs)

@@ -12,6 +12,7 @@ from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo, window_pairs
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
+from textrobust.devices import Placement
 from textrobust.text import Text
 
 __all__ = ["LMLogProbDrop", "LMLogProbDropConfig"]
@@ -40,7 +41,8 @@ class LMLogProbDrop(Configured[LMLogProbDropConfig]):
     4.8, loved->adored 7.0, film->picture 10.1, film->banana 15.8 (rejected). Whole-window
     scores are strict: an unusual but valid word also pays for its right context.
 
-    ``lm``: a :class:`textrobust.lm.CausalLM` (None: Gemma 3 270M, loaded on first use).
+    ``lm``: a :class:`textrobust.lm.CausalLM` (None: Gemma 3 270M, loaded on first use on
+    ``placement``, the run's device and float type; None: the CPU in float32).
     All windows of a batch go through the LM together, padded, and it caches each window
     string, so a reference window is scored once for all proposals at that position.
     """
@@ -52,6 +54,7 @@ class LMLogProbDrop(Configured[LMLogProbDropConfig]):
         max_drop: float = 2.0,
         window: int | None = 5,
         compare_to: CompareTo | str = CompareTo.ORIGINAL,
+        placement: Placement | None = None,
     ) -> None:
         self.config = LMLogProbDropConfig(
             max_drop=max_drop,
@@ -59,6 +62,7 @@ class LMLogProbDrop(Configured[LMLogProbDropConfig]):
             compare_to=parse_enum(CompareTo, compare_to, "compare_to", "LMLogProbDrop"),
         )
         self._lm = lm
+        self._placement = placement
 
     def _collaborators(self) -> dict[str, Any]:
         return {"lm": self._lm}
@@ -68,7 +72,7 @@ class LMLogProbDrop(Configured[LMLogProbDropConfig]):
         if self._lm is None:
             from textrobust.lm import CausalLM
 
-            self._lm = CausalLM.default()
+            self._lm = CausalLM.default(placement=self._placement)
         return self._lm
 
     def drops(self, original: Text, proposals: Sequence[Proposal]) -> np.ndarray:

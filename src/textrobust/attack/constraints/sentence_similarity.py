@@ -12,6 +12,7 @@ from textrobust.attack.constraints.base import Configured, parse_enum
 from textrobust.attack.constraints.context import CompareTo, window_pairs
 from textrobust.attack.problem import Proposal
 from textrobust.config import Config
+from textrobust.devices import Placement
 from textrobust.text import Text
 
 __all__ = ["ScoredSimilarity", "SentenceSimilarity", "SentenceSimilarityConfig", "WindowedConfig"]
@@ -33,11 +34,13 @@ W = TypeVar("W", bound=WindowedConfig)
 
 class ScoredSimilarity(Configured[W]):
     """Shared work of the similarity constraints: windows, one deduplicated scorer call per
-    batch, a threshold. A subclass gives its config, default scorer and threshold."""
+    batch, a threshold. A subclass gives its config, default scorer and threshold;
+    ``placement`` is where a default scorer's model runs (None: the CPU in float32)."""
 
-    def __init__(self, scorer: Any | None, config: W) -> None:
+    def __init__(self, scorer: Any | None, config: W, placement: Placement | None = None) -> None:
         self.config = config
         self._scorer = scorer
+        self._placement = placement
 
     def _collaborators(self) -> dict[str, Any]:
         return {"scorer": self._scorer}
@@ -74,7 +77,8 @@ class SentenceSimilarity(ScoredSimilarity[SentenceSimilarityConfig]):
     """Accept a proposal when ``scorer.similarity(reference, proposal) >= min_similarity``.
 
     ``scorer``: any :class:`textrobust.similarity.SentenceScorer` (None: MiniLM cosine,
-    :class:`~textrobust.similarity.EncoderCosine`, loaded on first use). Compares the whole
+    :class:`~textrobust.similarity.EncoderCosine`, loaded on first use on ``placement``, the
+    run's device and float type; None: the CPU in float32). Compares the whole
     column (``window=None``) or ``window`` words each side of the change, as TextAttack's
     ``UniversalSentenceEncoder`` / ``SentenceEncoder`` with ``window_size = 2 * window + 1``
     (TextFooler: ``window_size=15``, i.e. ``window=7``, threshold 0.84 on an angular
@@ -91,18 +95,19 @@ class SentenceSimilarity(ScoredSimilarity[SentenceSimilarityConfig]):
         min_similarity: float = 0.8,
         window: int | None = None,
         compare_to: CompareTo | str = CompareTo.ORIGINAL,
+        placement: Placement | None = None,
     ) -> None:
         config = SentenceSimilarityConfig(
             min_similarity=min_similarity,
             window=window,
             compare_to=parse_enum(CompareTo, compare_to, "compare_to", "SentenceSimilarity"),
         )
-        super().__init__(scorer, config)
+        super().__init__(scorer, config, placement)
 
     def _default_scorer(self) -> Any:
         from textrobust.similarity import EncoderCosine
 
-        return EncoderCosine()
+        return EncoderCosine(placement=self._placement)
 
     @property
     def threshold(self) -> float:

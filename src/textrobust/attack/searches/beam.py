@@ -10,6 +10,15 @@ Departures from TextAttack: texts already seen in this search are not proposed a
 (no cycles when the constraints allow changing a word back), and the depth is bounded by
 ``max_depth`` (default: the number of positions allowed on the start text), so the
 search ends even without a no-repeat constraint.
+
+Prefetch (issue 31): before expanding a step, the search hands every text of the beam,
+with its allowed positions, to the candidate source's optional
+``prefetch(items: Sequence[tuple[Text, Sequence[int]]]) -> None`` hook, so that a source
+whose candidates come from a model (a fill-in) can compute them all in one call instead
+of one per text; the expansions that follow then read them. A source without the hook is
+asked text by text, as before. The hook changes no result beyond the source's own
+batching noise (a fill-in's scores may move in the last float32 digits when its rows
+share a padded batch with other texts' rows: benchmarks/results/fill_in_batching.md).
 """
 
 from __future__ import annotations
@@ -48,7 +57,10 @@ class BeamSearch(BaseSearch):
         depth = self.config.max_depth or max(1, len(problem.positions(start)))
         beam = [start]
         seen = {start.key}
+        prefetch = getattr(problem.source, "prefetch", None)
         for _ in range(depth):
+            if callable(prefetch):
+                prefetch([(text, problem.positions(text)) for text in beam])
             fresh: list[Text] = []
             for text in beam:
                 for proposal in problem.neighbours(text):
