@@ -9,12 +9,12 @@ examples.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from gate_helpers import gate_members
 
 from textrobust.errors import ConfigError
 from textrobust.text import Text
@@ -154,21 +154,7 @@ def test_a_lockstep_batch_is_bucketed_across_examples(model_and_tokenizer: tuple
     for bucket in (True, False):
         victim = _victim(model_and_tokenizer, bucket=bucket)
         gate = BatchingGate(victim)
-        answers: list[Any] = [None] * len(requests)
-        gate.open(len(requests))
-
-        def run(i: int, gate: BatchingGate = gate, answers: list[Any] = answers) -> None:
-            gate.enter()
-            try:
-                answers[i] = QueryLayer(gate.member()).probabilities(requests[i])
-            finally:
-                gate.leave()
-
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(requests))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
+        answers = gate_members(gate, requests)
         assert gate.stats()["calls"] == 1 and victim.padding_stats.texts == 16
         if bucket:
             assert victim.padding_stats == expected

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gate_helpers import gate_members
 
 from textrobust import audit
 from textrobust.audit.testing import keyword_scores, keyword_victim
@@ -43,33 +44,10 @@ class CountingVictim:
         return self.inner.probabilities(texts)
 
 
-def _members(gate: BatchingGate, requests: list[list[str]]) -> list[Any]:
-    """Each request from its own member thread (its own query layer); the answers or errors."""
-    answers: list[Any] = [None] * len(requests)
-    gate.open(len(requests))
-
-    def run(i: int) -> None:
-        gate.enter()
-        try:
-            answers[i] = QueryLayer(gate.member()).probabilities(requests[i])
-        except Exception as exc:  # noqa: BLE001 - the test looks at it
-            answers[i] = exc
-        finally:
-            gate.leave()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(requests))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    assert not any(t.is_alive() for t in threads)
-    return answers
-
-
 def test_members_share_one_forward_pass_and_get_their_own_rows() -> None:
     victim = CountingVictim()
     requests = [["a good film", "a dull film"], ["great acting"], ["slow", "bad", "fine"], ["good"]]
-    answers = _members(BatchingGate(victim), requests)
+    answers = gate_members(BatchingGate(victim), requests)
     assert victim.calls == [7]  # all four requests (7 texts) in one call
     for request, answer in zip(requests, answers):
         np.testing.assert_array_equal(answer, np.asarray(keyword_scores(request)))
@@ -77,7 +55,7 @@ def test_members_share_one_forward_pass_and_get_their_own_rows() -> None:
 
 def test_a_text_that_breaks_the_victim_fails_only_its_own_member() -> None:
     victim = CountingVictim()
-    answers = _members(BatchingGate(victim), [["a good film"], ["boom goes the film"], ["dull"]])
+    answers = gate_members(BatchingGate(victim), [["a good film"], ["boom goes the film"], ["dull"]])
     assert isinstance(answers[1], VictimError) or isinstance(answers[1], RuntimeError)
     np.testing.assert_array_equal(answers[0], np.asarray(keyword_scores(["a good film"])))
     np.testing.assert_array_equal(answers[2], np.asarray(keyword_scores(["dull"])))
