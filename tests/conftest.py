@@ -36,7 +36,12 @@ def pytest_configure(config: object) -> None:
 
 
 def pytest_collection_modifyitems(config: object, items: list) -> None:
-    """Tests marked ``gpu`` are skipped, with the reason, where torch sees no CUDA device."""
+    """Tests marked ``gpu`` are skipped, with the reason, where torch sees no CUDA device.
+
+    The marker itself decides, not ``"gpu" in item.keywords``: keywords also hold the names
+    of the folders and modules above a test, so every test under a folder named ``gpu``
+    would have been skipped too (issue 41).
+    """
     import pytest
     import torch
 
@@ -44,5 +49,5 @@ def pytest_collection_modifyitems(config: object, items: list) -> None:
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
     for item in items:
-        if "gpu" in item.keywords:
+        if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
