@@ -60,6 +60,29 @@ def _base_folder(base: str) -> Path:
     return folder
 
 
+def _train_subset(examples: Sequence[Any], training: Any, seed: int) -> list[Any]:
+    """The training examples of the certified phase: all of them, or the seeded subset of
+    ``training``'s ``max_train_examples`` (a TrainingConfig or a mapping), the same subset
+    :func:`~textrobust.zoo.train_victim` draws for the base model with that seed."""
+    import numpy as np
+
+    if training is None:
+        limit = None
+    elif isinstance(training, Mapping):
+        limit = training.get("max_train_examples")
+    else:
+        limit = getattr(training, "max_train_examples", None)
+    if limit is None:
+        return list(examples)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"The 'max_train_examples' training setting must be an int of at least 1. "
+                          f"Got {limit!r} instead.")
+    if limit >= len(examples):
+        return list(examples)
+    keep = np.sort(np.random.default_rng(seed).permutation(len(examples))[:limit])
+    return [examples[int(i)] for i in keep]
+
+
 def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out: Path, seed: int = 0,
                     epochs: int | None = None, config: Any = None, training: Any = None, vectors: Any = None,
                     progress: Any = None, checkpoint: bool = False, resume: bool = False,
@@ -67,7 +90,8 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
     """Train ``arch`` with certified (IBP) training (see the module docstring); ``table``:
     the substitution sets (default: the checked synonym table). ``epochs``, ``config``,
     ``training``, ``vectors`` and ``checkpoint`` apply to the normal training of the base
-    model (when no ``base`` is given); ``device``: where both trainings run (recorded on
+    model (when no ``base`` is given), and ``training``'s ``max_train_examples`` to the
+    certified phase as well (the same seeded subset); ``device``: where both trainings run (recorded on
     the card)."""
     import copy
 
@@ -126,8 +150,9 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
         words = {w.lower() for split in (data.train, data.dev, data.test) for e in split.examples for w in e.text.words}
         table = {w: s for w, s in checked_table(sorted(words), cert.max_substitutes, settings.neighbours).items()
                  if w in vocab}
-    texts = [e.text for e in data.train.examples]
-    labels = [e.label for e in data.train.examples]
+    used = _train_subset(data.train.examples, training, seed)  # --max-train applies to this phase too
+    texts = [e.text for e in used]
+    labels = [e.label for e in used]
     steps = -(-len(texts) // cert.batch_size)
 
     def on_step(step: int, total: int) -> None:
@@ -167,7 +192,9 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
         epochs_run=len(logs), best_epoch=len(logs), vocab_size=len(vocab), model_config=model_config.to_dict(),
         training=cert.to_dict(), torch_threads=torch.get_num_threads(), device=placement.device,
         package_versions=package_versions(),
-        created=now_iso(), notes=f"certified (IBP) fine-tuning of a normally trained {arch} ({base_name})",
+        created=now_iso(), notes=f"certified (IBP) fine-tuning of a normally trained {arch} ({base_name})"
+        + (f" on a seeded subset of {len(texts)} of {len(data.train)} training examples"
+           if len(texts) < len(data.train) else ""),
         extra={"dev_history": [{"epoch": log.epoch, "eps": log.eps, "kappa": log.kappa,
                                 "clean": None if log.dev is None else round(log.dev.clean, 6),
                                 "certified": None if log.dev is None else round(log.dev.certified, 6)}

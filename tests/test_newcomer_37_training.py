@@ -1,0 +1,62 @@
+"""Issue 37, items 4 and 13 (train): --max-train applies to the certified phase of
+``--defense certified`` too (the card's ``train_used`` says so), ``train`` takes
+``--threads``, and ``--cert-epochs`` shows a readable default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textrobust.data.examples import Dataset, Example
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+torch = pytest.importorskip("torch")
+
+from textrobust.defenses import harden  # noqa: E402
+from textrobust.defenses.certified import _train_subset  # noqa: E402
+from textrobust.zoo import TrainingData  # noqa: E402
+
+POSITIVE, NEGATIVE, NOUNS = ["good", "great"], ["bad", "dull"], ["film", "movie"]
+SYNONYMS = {"good": ["great"], "great": ["good"], "bad": ["dull"], "dull": ["bad"], "film": ["movie"],
+            "movie": ["film"]}
+CNN = {"embed_dim": 8, "filters": 4}
+TRAINING = {"epochs": 1, "extra_words": 0, "max_length": 16, "vectors": "random", "lr": 1e-2}
+CERTIFIED = {"training": {"epochs": 1, "ramp_epochs": 1, "batch_size": 8, "lr": 1e-2, "embedding_lr": 5e-2}}
+
+
+def _split(split: str, n: int) -> Dataset:
+    rng = np.random.default_rng(len(split))
+    examples = [Example(f"{split}-{i}", Text.from_string(
+        f"The {NOUNS[int(rng.integers(2))]} was {(POSITIVE if i % 2 else NEGATIVE)[int(rng.integers(2))]}."), i % 2)
+        for i in range(n)]
+    return Dataset("toy", tuple(examples), ("negative", "positive"), split)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_max_train_applies_to_the_certified_phase(tmp_path: Path) -> None:
+    data = TrainingData(_split("train", 30), _split("dev", 6), _split("test", 6))
+    trained = harden("cnn", data, out=tmp_path / "cert", defense="certified", settings=CERTIFIED, config=CNN,
+                     training={**TRAINING, "max_train_examples": 10}, table=SYNONYMS)
+    assert trained.card.splits["train_used"] == 10 and trained.card.splits["train"] == 30
+    assert "seeded subset of 10 of 30" in trained.card.notes
+
+
+def test_the_certified_subset_is_the_base_models_subset() -> None:
+    examples = list(range(50))
+    chosen = _train_subset(examples, {"max_train_examples": 7}, seed=3)
+    keep = np.sort(np.random.default_rng(3).permutation(50)[:7])  # what train_victim draws with seed 3
+    assert chosen == [int(i) for i in keep]
+    assert _train_subset(examples, None, 3) == examples and _train_subset(examples, {"max_train_examples": 99}, 3) \
+        == examples
+    with pytest.raises(ConfigError, match="'max_train_examples' training setting must be an int of at least 1"):
+        _train_subset(examples, {"max_train_examples": 0}, 3)
