@@ -1,0 +1,253 @@
+"""SO-Beam findings for people to read (issue 38): the sentence split, the runs, the blinded
+chunks, the merge of the readers' labels.
+
+Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
+second-order-robustness-and-bias.txt), Section 3.3.3 and A.2: 100 successful SO-Beam attacks
+read by people, naturalness 1-5 of x0 and of the vulnerable example, and whether the synonym
+patch keeps the sentiment a reader gives (Table 4).
+
+    python benchmarks/second_order_labels/generate.py split              # sentences.tsv (dev/test by sentence)
+    python benchmarks/second_order_labels/generate.py run --victim V --victim-name cnn --half dev --phase 1 \
+        --settings baseline --out /work/labelwork/so/findings_p1_cnn.jsonl
+    python benchmarks/second_order_labels/generate.py chunks --phase 1 FINDINGS...   # blinded chunks + key
+    python benchmarks/second_order_labels/generate.py merge               # labels_*.tsv -> labelled.tsv
+
+The runs append one JSON line per sentence (resumable: sentences already in the file are
+skipped), successes and failures alike, with every probability, the victim, the corpus and
+the settings; only the chunks (what readers see) are blinded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import random
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SENTENCES = HERE / "sentences.tsv"
+WORK = Path("/work/labelwork/so")
+#: sentences drawn per corpus, and the seed of the draw
+PER_CORPUS = {"rotten_tomatoes": 240, "tweets": 120}
+SEED = 38
+_TWEET_STRIP = re.compile(r"https?://\S+|www\.\S+|\bRT\b:?|@\w+:?|&amp;?")
+
+
+def clean_tweet(text: str) -> str:
+    """A tweet without links, handles, "RT" and "#" marks (the hashtag's word is kept)."""
+    return " ".join(_TWEET_STRIP.sub(" ", text).replace("#", "").split()).strip(" :-")
+
+
+def _half(text: str) -> str:
+    """dev or test, from a hash of the sentence (fixed before anything is tuned)."""
+    digest = hashlib.sha256(f"issue38|{text}".encode()).digest()
+    return "dev" if digest[0] % 2 == 0 else "test"
+
+
+def make_split(args: argparse.Namespace) -> None:
+    """Draw the sentences (Rotten Tomatoes test split; tweets test split, clean non-neutral
+    ones of 8-35 words) and write them with their half to ``sentences.tsv``."""
+    from textrobust.data import load_dataset
+
+    rows = []
+    for corpus, n in PER_CORPUS.items():
+        examples = load_dataset(corpus, split="test").examples
+        pool = []
+        for e in examples:
+            text = clean_tweet(str(e.text)) if corpus == "tweets" else str(e.text)
+            words = len(text.split())
+            if corpus == "tweets" and (e.label == 1 or not 8 <= words <= 35 or not text.isascii()
+                                       or text.endswith("...")):
+                continue
+            if corpus == "rotten_tomatoes" and not 4 <= words <= 40:
+                continue
+            pool.append((e, text))
+        rng = random.Random(SEED)
+        picked = rng.sample(pool, min(n, len(pool)))
+        print(corpus, "pool", len(pool))
+        for order, (e, text) in enumerate(picked):
+            rows.append({"corpus": corpus, "example_id": e.id, "half": _half(text), "order": order,
+                         "label": e.label, "text": text})
+    with SENTENCES.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    for corpus in PER_CORPUS:
+        mine = [r for r in rows if r["corpus"] == corpus]
+        print(corpus, len(mine), "dev", sum(r["half"] == "dev" for r in mine))
+
+
+def load_sentences() -> list[dict[str, str]]:
+    with SENTENCES.open(newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def _plan(half: str, limit: int | None) -> list[dict[str, str]]:
+    """The sentences of ``half`` in run order: corpora interleaved 2:1 (RT, RT, tweet)."""
+    rows = [r for r in load_sentences() if half in ("all", r["half"])]
+    rt = [r for r in rows if r["corpus"] == "rotten_tomatoes"]
+    tw = [r for r in rows if r["corpus"] == "tweets"]
+    out: list[dict[str, str]] = []
+    while rt or tw:
+        out.extend(rt[:2])
+        out.extend(tw[:1])
+        rt, tw = rt[2:], tw[1:]
+    return out[:limit] if limit else out
+
+
+def run(args: argparse.Namespace) -> None:
+    """SO-Beam on the sentences of ``--half`` with ``--settings``; one JSON line each."""
+    import torch
+
+    from textrobust.analyses.second_order import Neighbourhood, PatchFinder, SecondOrderAttack
+    from textrobust.analyses.second_order.analysis import patch_synonyms, second_order_search
+    from textrobust.analyses.second_order.analysis import SecondOrderSettings
+    from textrobust.attack.results import Status
+    from textrobust.data.examples import Example
+    from textrobust.fill_in.neighbourhood import load_fill_in
+    from textrobust.lm import CausalLM
+    from textrobust.text import Text
+    from textrobust.victims.query import QueryLayer
+    from textrobust.zoo.io import load_victim
+
+    torch.set_num_threads(args.threads)
+    settings = SecondOrderSettings(**json.loads(args.settings_json)) if args.settings_json else SecondOrderSettings()
+    out = Path(args.out)
+    done = set()
+    if out.is_file():
+        done = {json.loads(line)["example_id"] for line in out.read_text().splitlines() if line.strip()}
+    layer = QueryLayer(load_victim(args.victim))
+    neighbourhood = Neighbourhood(load_fill_in(settings.fill_in), kappa=settings.kappa, delta=settings.delta)
+    checks = None
+    if args.settings != "baseline":
+        from textrobust.analyses.second_order.checks import build_checks
+
+        checks = build_checks(settings)
+    attack = SecondOrderAttack(layer, neighbourhood, second_order_search(settings, 0),
+                               patches=PatchFinder(layer, patch_synonyms(settings.candidates)),
+                               budget=settings.budget, min_gap=settings.min_gap, name=settings.method,
+                               **({"checks": checks} if checks is not None else {}))
+    lm = CausalLM.default()
+    for row in _plan(args.half, args.limit):
+        if row["example_id"] in done:
+            continue
+        example = Example(row["example_id"], Text.from_string(row["text"]), int(row["label"]))
+        started = time.perf_counter()
+        r = attack.attack(example)
+        ppl: list[float] = []
+        if r.status is Status.SUCCEEDED:
+            ppl = [float(v) for v in lm.perplexity([str(r.original), str(r.vulnerable)])]
+        patched_x0 = str(r.patch.apply(r.original)) if r.patch else None
+        record: dict[str, Any] = {
+            "example_id": row["example_id"], "corpus": row["corpus"], "half": row["half"], "phase": args.phase,
+            "victim": args.victim_name, "settings": args.settings, "settings_json": settings.model_dump(mode="json"),
+            "status": r.status.value, "x0": str(r.original), "x0_patched": patched_x0,
+            "neighbour": str(r.vulnerable), "neighbour_patched": str(r.patch.apply(r.vulnerable)) if r.patch else None,
+            "patch": None if r.patch is None else {"position": r.patch.position, "source": r.patch.source,
+                                                    "target": r.patch.target, "score": r.patch.score},
+            "l0": r.l0, "p_x0": r.original_probabilities, "p_x0_patched": r.original_patched_probabilities,
+            "p_neighbour": r.vulnerable_probabilities, "p_neighbour_patched": r.vulnerable_patched_probabilities,
+            "queries": r.queries, "seconds": round(time.perf_counter() - started, 2),
+            "search_seconds": round(r.seconds, 2), "fill_requests": r.fill_requests,
+            "ppl_x0": ppl[0] if ppl else None, "ppl_neighbour": ppl[1] if ppl else None,
+            "extras": {k: v for k, v in r.extras.items() if isinstance(v, (int, float, str))},
+        }
+        with out.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        print(row["example_id"], r.status.value, record["seconds"], flush=True)
+
+
+# ---- blinded chunks -------------------------------------------------------------------------------
+CHUNK_COLUMNS = ("item", "x0", "x0_patched", "neighbour", "neighbour_patched", "patch")
+
+
+def _mark(text: str, position: int) -> str:
+    """``text`` with the word at ``position`` (a Text word index) wrapped in [[ ]]."""
+    from textrobust.text import Text
+
+    t = Text.from_string(text)
+    _, start, end = t.word_spans()[position]
+    return text[:start] + "[[" + text[start:end] + "]]" + text[end:]
+
+
+def make_chunks(args: argparse.Namespace) -> None:
+    """Blind, shuffle and cut the successful findings of ``FINDINGS`` into chunk_NN.tsv (all
+    items) and double_NN.tsv (a quarter, same ids), with key_<phase>.json (item -> finding)."""
+    findings = []
+    for path in args.findings:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                if rec["status"] == "succeeded":
+                    findings.append(rec)
+    rng = random.Random(f"chunks-{args.phase}")
+    rng.shuffle(findings)
+    key = {}
+    items = []
+    for i, rec in enumerate(findings):
+        seed = "|".join((str(args.phase), str(i), rec["example_id"], rec["victim"], rec["settings"]))
+        item = f"s{args.phase}-" + hashlib.sha1(seed.encode()).hexdigest()[:8]
+        pos = rec["patch"]["position"]
+        key[item] = {k: rec[k] for k in ("example_id", "victim", "settings", "half", "corpus")}
+        items.append({"item": item, "x0": rec["x0"], "x0_patched": _mark(rec["x0_patched"], pos),
+                      "neighbour": rec["neighbour"], "neighbour_patched": _mark(rec["neighbour_patched"], pos),
+                      "patch": f"{rec['patch']['source']} -> {rec['patch']['target']}"})
+    first = args.first_chunk
+    size = args.chunk_size
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    if len(chunks) > 1 and len(chunks[-1]) < 50:
+        chunks[-2].extend(chunks.pop())
+    written = []
+    for j, chunk in enumerate(chunks):
+        written.append(_write_chunk(WORK / f"chunk_{first + j:02d}.tsv", chunk))
+    doubles = rng.sample(items, len(items) // 4)
+    rng.shuffle(doubles)
+    dchunks = [doubles[i:i + size] for i in range(0, len(doubles), size)]
+    if len(dchunks) > 1 and len(dchunks[-1]) < 50:
+        dchunks[-2].extend(dchunks.pop())
+    for j, chunk in enumerate(dchunks):
+        written.append(_write_chunk(WORK / f"double_{first + j:02d}.tsv", chunk))
+    (WORK / f"key_{args.phase}.json").write_text(json.dumps(key, indent=1))
+    print(json.dumps({"items": len(items), "double": len(doubles), "files": written}))
+
+
+def _write_chunk(path: Path, rows: list[dict[str, str]]) -> str:
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CHUNK_COLUMNS, delimiter="\t", lineterminator="\n",
+                                quoting=csv.QUOTE_MINIMAL)
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: r[k].replace("\t", " ").replace("\n", " ") for k in CHUNK_COLUMNS})
+    return f"{path.name} ({len(rows)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("split")
+    p = sub.add_parser("run")
+    p.add_argument("--victim", required=True)
+    p.add_argument("--victim-name", required=True)
+    p.add_argument("--half", choices=("dev", "test", "all"), required=True)
+    p.add_argument("--phase", type=int, required=True)
+    p.add_argument("--settings", default="baseline")
+    p.add_argument("--settings-json", default="")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True)
+    c = sub.add_parser("chunks")
+    c.add_argument("--phase", type=int, required=True)
+    c.add_argument("--first-chunk", type=int, default=1)
+    c.add_argument("--chunk-size", type=int, default=80)
+    c.add_argument("findings", nargs="+")
+    args = parser.parse_args()
+    {"split": make_split, "run": run, "chunks": make_chunks}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
