@@ -212,7 +212,7 @@ def test_compare_two_runs_through_the_cli(runs: tuple[Path, Path], tmp_path: Pat
 
 def test_the_page_escapes_texts_and_lists_the_disagreements(runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = runs
-    assert _invoke(str(a), str(b), "--out", str(tmp_path), "--resamples", "50").exit_code == 0
+    assert _invoke(str(a), str(b), "--out", str(tmp_path), "--resamples", "200").exit_code == 0
     page = (tmp_path / "compare.html").read_text()
     assert "<script>" not in page and "&lt;script&gt;alert(" in page
     data = json.loads((tmp_path / "compare.json").read_text())
@@ -233,7 +233,7 @@ def test_the_same_seed_gives_the_same_intervals(runs: tuple[Path, Path]) -> None
 def test_runs_over_other_examples_compare_what_they_share(runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, _ = runs
     partial = make_run(tmp_path / "run-c", [(2, S, 1), (3, K, 0), (4, F, 0), (5, F, 0), (9, F, 0)])
-    comparison = compare_runs([a, partial], resamples=100)
+    comparison = compare_runs([a, partial], resamples=200)
     coverage = {c.analysis: c for c in comparison.coverage}
     assert coverage["attack"].examples == (6, 5) and coverage["attack"].shared == (6, 4)
     assert coverage["evaluate"].examples == (10, None)
@@ -249,7 +249,7 @@ def test_runs_over_other_examples_compare_what_they_share(runs: tuple[Path, Path
 
 def test_three_runs_each_against_the_baseline(runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = runs
-    result = _invoke(str(a), str(b), str(a), "--out", str(tmp_path), "--resamples", "50", "--seed", "3")
+    result = _invoke(str(a), str(b), str(a), "--out", str(tmp_path), "--resamples", "200", "--seed", "3")
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "compare.json").read_text())
     assert [r["name"] for r in data["runs"]] == ["run-a", "run-b", "run-a (2)"] and data["seed"] == 3
@@ -283,7 +283,7 @@ def test_a_figure_without_per_example_values_gets_the_difference_and_the_reason(
     from textrobust.report import compare
 
     monkeypatch.setattr(compare, "PER_EXAMPLE", {k: v for k, v in compare.PER_EXAMPLE.items() if k != "attack"})
-    comparison = compare_runs(list(runs), resamples=50)
+    comparison = compare_runs(list(runs), resamples=200)
     success = next(f for f in comparison.figures if f.label == "attack success rate").deltas[0]
     assert success.difference == pytest.approx(1 / 5 - 2 / 5)
     assert success.low is None and success.p_value is None

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from textrobust.cli.common import console, fail
 from textrobust.errors import TextRobustError
+
+
+#: Columns of a table written to a pipe or a file (no terminal to fit): wide enough that
+#: a line is never wrapped or cut in the middle of a figure.
+PIPED_WIDTH = 200
+
+
+def table_console() -> Console:
+    """The console to print a table on: the shared one on a terminal (its real width) or
+    with ``COLUMNS`` set; else one :data:`PIPED_WIDTH` columns wide on the same output
+    (rich would fit a pipe or a file to 80 columns and cut a wide table)."""
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit():
+        return console
+    return Console(file=console.file, width=PIPED_WIDTH)
 
 
 def register(app: typer.Typer) -> None:
@@ -24,4 +40,4 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="A run folder writte
         html, data = rebuild_report(run_dir)
     except TextRobustError as exc:
         fail(exc)
-    console.print(f"report: {html}   data: {data}")
+    console.print(f"report: {html}   data: {data}", soft_wrap=True, highlight=False)  # whole, at any width

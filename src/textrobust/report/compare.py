@@ -38,7 +38,7 @@ import numpy as np
 from textrobust.analyses.protocol import Failure, Record
 from textrobust.errors import ConfigError, StoreError, TextRobustError
 from textrobust.records import encode
-from textrobust.report.paired import CONFIDENCE, figure_value, mcnemar_exact, paired_bootstrap
+from textrobust.report.paired import CONFIDENCE, figure_value, mcnemar_exact, min_resamples, paired_bootstrap
 from textrobust.report.per_example import PER_EXAMPLE, ExampleOutcome, ExampleValues
 
 __all__ = ["AnalysisRun", "Comparison", "Delta", "FigureComparison", "RunFolder", "SCHEMA", "compare_runs",
@@ -70,6 +70,10 @@ class AnalysisRun:
     headline: tuple[Mapping[str, Any], ...]
     figures: tuple[ExampleValues, ...]
     outcomes: tuple[ExampleOutcome, ...]
+    #: False for a run that never finished (interrupted, or still running): its records
+    #: are part of what was planned, ``planned`` examples (None: not known)
+    finished: bool = True
+    planned: int | None = None
 
     @property
     def example_ids(self) -> list[str]:
@@ -92,10 +96,33 @@ class RunFolder:
     label_names: tuple[str, ...]
     analyses: Mapping[str, AnalysisRun]
 
+    @property
+    def unfinished(self) -> tuple[str, ...]:
+        """One line per analysis whose run never finished, with how much of its plan it
+        holds ("attack: 3 of 100 planned examples")."""
+        out = []
+        for a in self.analyses.values():
+            if not a.finished:
+                held = len(set(a.example_ids))
+                plan = f"{held:,} of {a.planned:,} planned examples" if a.planned is not None else \
+                    f"{held:,} examples (of a plan not recorded)"
+                out.append(f"{a.name}: {plan}")
+        return tuple(out)
+
 
 def _not_a_run_folder(folder: Path, why: str) -> StoreError:
     return StoreError(f"'{folder}' is not a run folder: {why}. Give folders written by `textrobust audit` "
                       "or an analysis command (their --out), each holding store.sqlite.")
+
+
+def _planned(config: Mapping[str, Any]) -> int | None:
+    """The examples a stored run set out to do: its ``n`` of the data's examples (all of
+    them without an ``n``); None when the run's configuration does not say."""
+    examples = config.get("data_examples")
+    n = (config.get("settings") or {}).get("n")
+    if isinstance(examples, bool) or not isinstance(examples, int):
+        return n if isinstance(n, int) and not isinstance(n, bool) else None
+    return min(n, examples) if isinstance(n, int) and not isinstance(n, bool) else examples
 
 
 def load_run_folder(path: str | os.PathLike[str], name: str | None = None) -> RunFolder:
@@ -105,7 +132,7 @@ def load_run_folder(path: str | os.PathLike[str], name: str | None = None) -> Ru
     from textrobust.analyses import ANALYSES
     from textrobust.analyses.figures import without_drawing
     from textrobust.analyses.stored import read_records
-    from textrobust.store import RunStore
+    from textrobust.store import RunStatus, RunStore
 
     folder = Path(path)
     if not folder.is_dir():
@@ -142,7 +169,8 @@ def load_run_folder(path: str | os.PathLike[str], name: str | None = None) -> Ru
                 analysis_name, analysis.title, analysis.unit, run.run_id, analysis.settings.to_dict(), tuple(records),
                 tuple(failures), tuple(h.to_dict() for h in section.headline),
                 tuple(declared.figures(records, analysis.settings.to_dict())) if declared else (),
-                tuple(declared.outcomes(records)) if declared else ())
+                tuple(declared.outcomes(records)) if declared else (), run.status is RunStatus.FINISHED,
+                _planned(config))
     if not analyses:
         raise _not_a_run_folder(folder, "its store holds no analysis run")
     data = str(config.get("data_name") or "?") + (f" ({config['data_split']} split)" if config.get("data_split")
@@ -368,7 +396,8 @@ def _coverage(runs: Sequence[RunFolder]) -> list[Coverage]:
 
 def _notes(runs: Sequence[RunFolder], coverage: Sequence[Coverage]) -> list[str]:
     baseline = runs[0]
-    notes = []
+    notes = [f"{run.name} is unfinished (its run was interrupted): {'; '.join(run.unfinished)}; its figures are "
+             "over those only." for run in runs if run.unfinished]
     for run in runs[1:]:
         if run.data != baseline.data:
             notes.append(f"{run.name} audited other data ({run.data}) than the baseline {baseline.name} "
@@ -450,18 +479,30 @@ def _curves(runs: Sequence[RunFolder]) -> list[CurveFigure]:
 
 
 def compare_runs(paths: Sequence[str | os.PathLike[str]], *, resamples: int = RESAMPLES,
-                 seed: int = 0) -> Comparison:
+                 seed: int = 0, allow_unfinished: bool = False) -> Comparison:
     """Compare the run folders ``paths`` (the first is the baseline); see the module
     docstring. Fewer than two folders, a folder that is not a run folder, or a run that
-    shares no example with the baseline is an error (ConfigError or StoreError)."""
+    shares no example with the baseline is an error (ConfigError or StoreError); so is a
+    run that never finished (interrupted: its figures cover part of its plan) unless
+    ``allow_unfinished``, when the comparison notes it. ``resamples``: at least
+    :func:`~textrobust.report.paired.min_resamples` (200 for the 95% interval)."""
     if len(paths) < 2:
         raise ConfigError(f"A comparison needs at least two run folders; got {len(paths)}.")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or not 1 <= resamples <= 1_000_000:
-        raise ConfigError(f"The 'resamples' parameter must be an int from 1 to 1,000,000. Got {resamples!r} instead.")
+    least = min_resamples(CONFIDENCE)
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or not least <= resamples <= 1_000_000:
+        raise ConfigError(f"The 'resamples' parameter must be an int from {least:,} to 1,000,000 (a "
+                          f"{CONFIDENCE:.0%} percentile interval needs {least:,} for each of its tails to hold "
+                          f"{(1 - CONFIDENCE) / 2 * least:.0f} resamples). Got {resamples!r} instead.")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ConfigError(f"The 'seed' parameter must be an integer from 0 to 2^63-1. Got {seed!r} instead.")
     folders = [Path(p) for p in paths]
     runs = [load_run_folder(p, name) for p, name in zip(folders, _names(folders))]
+    unfinished = [run for run in runs if run.unfinished]
+    if unfinished and not allow_unfinished:
+        held = "; ".join(f"{run.name} ({'; '.join(run.unfinished)})" for run in unfinished)
+        raise ConfigError(f"Unfinished run(s): {held}. A run that was interrupted holds only part of its plan, so "
+                          "its figures are not comparable with a whole run's. Finish it (rerun its command with "
+                          "--resume), or pass --allow-unfinished to compare it as it is.")
     baseline = runs[0]
     for run in runs[1:]:
         common = [name for name in baseline.analyses if name in run.analyses]
@@ -556,7 +597,8 @@ def _page(c: Comparison) -> dict[str, Any]:
         "baseline": c.runs[0].name, "others": [run.name for run in c.runs[1:]],
         "runs": [{"name": run.name, "path": run.path, "victim": run.victim, "data": run.data,
                   "seed": "n/a" if run.seed is None else str(run.seed),
-                  "analyses": ", ".join(run.analyses)} for run in c.runs],
+                  "analyses": ", ".join(run.analyses),
+                  "unfinished": "; ".join(run.unfinished)} for run in c.runs],
         "notes": list(c.notes),
         "coverage": [{"analysis": cov.analysis, "title": cov.title,
                       "cells": [{"examples": count(n), "shared": "" if s is None or i == 0 else f"{s:,}",
@@ -586,7 +628,8 @@ def comparison_data(c: Comparison) -> dict[str, Any]:
         "schema": SCHEMA, "created_at": now_iso(), "baseline": c.runs[0].name,
         "resamples": c.resamples, "seed": c.seed, "confidence": c.confidence,
         "runs": [{"name": r.name, "path": r.path, "victim": r.victim, "data": r.data, "seed": r.seed,
-                  "analyses": {n: a.run_id for n, a in r.analyses.items()}} for r in c.runs],
+                  "analyses": {n: a.run_id for n, a in r.analyses.items()}, "unfinished": list(r.unfinished)}
+                 for r in c.runs],
         "figures": list(c.figures), "coverage": list(c.coverage), "notes": list(c.notes),
         "disagreements": list(c.disagreements),
         "curves": [{"title": f.title, "caption": f.caption} for f in c.curves],

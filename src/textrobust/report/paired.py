@@ -34,8 +34,8 @@ import numpy as np
 
 from textrobust.errors import ConfigError
 
-__all__ = ["CONFIDENCE", "MAX_UNDEFINED", "McNemar", "PairedInterval", "Statistic", "figure_value", "mcnemar_exact",
-           "paired_bootstrap"]
+__all__ = ["CONFIDENCE", "MAX_UNDEFINED", "MIN_TAIL", "McNemar", "PairedInterval", "Statistic", "figure_value",
+           "mcnemar_exact", "min_resamples", "paired_bootstrap"]
 
 #: The confidence of every interval of a comparison.
 CONFIDENCE = 0.95
@@ -46,6 +46,21 @@ Statistic = Literal["ratio", "median"]
 #: the drawn examples) for an interval to be given: dropping them conditions the
 #: bootstrap on the figure being defined, harmless only when that is rare.
 MAX_UNDEFINED = 0.05
+#: The fewest resamples each tail of a percentile interval must hold beyond its bound:
+#: with fewer, a bound is one or two resampled values and the interval says little (one
+#: resample gives an interval of width 0).
+MIN_TAIL = 5
+
+
+def min_resamples(confidence: float = CONFIDENCE) -> int:
+    """The fewest bootstrap resamples for a percentile interval at ``confidence``: each
+    tail, a share ``(1 - confidence) / 2`` of them, holds at least :data:`MIN_TAIL`
+    (200 for 95%)."""
+    if not 0 < confidence < 1:
+        raise ConfigError(f"The 'confidence' parameter must be between 0 and 1. Got {confidence!r} instead.")
+    return math.ceil(round(2 * MIN_TAIL / (1 - confidence), 6))
+
+
 #: Resamples drawn at once for a ratio (bounds the memory: block x examples floats).
 _BLOCK = 256
 
