@@ -123,16 +123,14 @@ def run(args: argparse.Namespace) -> None:
         done = {json.loads(line)["example_id"] for line in out.read_text().splitlines() if line.strip()}
     layer = QueryLayer(load_victim(args.victim))
     neighbourhood = Neighbourhood(load_fill_in(settings.fill_in), kappa=settings.kappa, delta=settings.delta)
-    checks = None
-    if args.settings != "baseline":
-        from textrobust.analyses.second_order.checks import build_checks
+    lm = CausalLM.default()
+    from textrobust.analyses.second_order.analysis import build_checks
 
-        checks = build_checks(settings)
+    checks = build_checks(settings, lm.perplexity)
     attack = SecondOrderAttack(layer, neighbourhood, second_order_search(settings, 0),
                                patches=PatchFinder(layer, patch_synonyms(settings.candidates)),
                                budget=settings.budget, min_gap=settings.min_gap, name=settings.method,
-                               **({"checks": checks} if checks is not None else {}))
-    lm = CausalLM.default()
+                               checks=checks)
     for row in _plan(args.half, args.limit):
         if row["example_id"] in done:
             continue

@@ -34,14 +34,23 @@ from textrobust.attack.results import Status
 from textrobust.data.examples import Example
 from textrobust.errors import ConfigError
 from textrobust.fill_in.registry import DEFAULT_FILL_IN, FILL_IN_HELP
+from textrobust.analyses.second_order.checks import SecondOrderChecks
 from textrobust.analyses.second_order.method import SecondOrderResult
 from textrobust.sections import Section
 
-__all__ = ["DEFAULT_MAX_K", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
+__all__ = ["DEFAULT_FLUENCY", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_NO_FRAGMENTS", "DEFAULT_POS_CHECK",
+           "build_checks", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
 
 #: The most words a search changes when ``max_k`` is not given (the paper's settings).
 DEFAULT_MAX_K = {"so-beam": 6, "so-enum": 2, "random": 6}
+
+#: Issue 38's checks of a vulnerable example, as shipped (see
+#: :mod:`textrobust.analyses.second_order.checks`; the paper: 0, None, False, False).
+DEFAULT_MARGIN = 0.0
+DEFAULT_FLUENCY: float | None = None
+DEFAULT_NO_FRAGMENTS = False
+DEFAULT_POS_CHECK = False
 
 
 class SecondOrderSettings(Settings):
@@ -71,6 +80,15 @@ class SecondOrderSettings(Settings):
     quality: bool = Field(default=True, description="Perplexity (Gemma) of x0 and of the vulnerable example; "
                           "--no-quality is faster.")
     candidates: CandidateChoice = Field(default="validated", description="the patch pairs: " + CANDIDATES_HELP)
+    margin: float = Field(default=DEFAULT_MARGIN, ge=0.0, lt=0.5, description="A vulnerable example counts only "
+                          "when it and its patched twin are both at least this far from the decision boundary "
+                          "(0 = the paper's count).")
+    fluency: float | None = Field(default=DEFAULT_FLUENCY, ge=1.0, description="Fluency floor: the vulnerable "
+                                  "example's perplexity (Gemma) at most this times x0's (None: off, the paper).")
+    no_fragments: bool = Field(default=DEFAULT_NO_FRAGMENTS, description="Neighbours never turn a content word "
+                               "into a stop word or repeat the word beside it.")
+    pos_check: bool = Field(default=DEFAULT_POS_CHECK, description="Changed words and the patch keep their part "
+                            "of speech in context.")
 
 
 #: The paper's patch pairs, as built here (``--candidates paper``).
@@ -120,6 +138,13 @@ def check_fill_in(name: str, owner: str) -> None:
                       f"local Hugging Face masked LM. Got {name!r} instead.")
 
 
+def build_checks(settings: SecondOrderSettings, perplexity: Any = None) -> SecondOrderChecks:
+    """The checks of a vulnerable example that ``settings`` ask for (``perplexity``: texts ->
+    perplexities for the fluency floor; None: Gemma, loaded on first use)."""
+    return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency, no_fragments=settings.no_fragments,
+                             pos_in_context=settings.pos_check, perplexity=perplexity)
+
+
 def second_order_search(settings: SecondOrderSettings, seed: int) -> Search:
     """The search of ``settings.method`` with its settings (the random baseline seeded)."""
     from textrobust.analyses.second_order import SECOND_ORDER_SEARCHES
@@ -162,13 +187,17 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         s = self.settings
         layer = context.layer
         neighbourhood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
-        attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
-                                   patches=PatchFinder(layer, patch_synonyms(s.candidates, context.placement)), budget=s.budget, min_gap=s.min_gap, name=s.method)
         lm = None
-        if s.quality:
+        if s.quality or s.fluency is not None:
             from textrobust.lm import CausalLM
 
             lm = CausalLM.default(placement=context.placement)
+        checks = build_checks(s, lm.perplexity if lm is not None else None)
+        attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
+                                   patches=PatchFinder(layer, patch_synonyms(s.candidates, context.placement)),
+                                   budget=s.budget, min_gap=s.min_gap, name=s.method, checks=checks)
+        if not s.quality:
+            lm = None
 
         def analyse(example: Example) -> SecondOrderRecord:
             result = attack.attack(example)

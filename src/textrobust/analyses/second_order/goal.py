@@ -30,7 +30,7 @@ at least that far apart in total variation; the released code asks 0.03, so that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,11 @@ from textrobust.analyses.second_order.patch import Patch, prediction_difference
 from textrobust.text import Text
 from textrobust.victims.query import QueryLayer
 
-__all__ = ["SecondOrderGoal", "labels_differ", "second_order_loss", "soft_difference"]
+#: Why each flipped text fails extra checks ("" = passes): (texts, u, v) -> reasons
+#: (:class:`textrobust.analyses.second_order.checks.BoundChecks`).
+Judge = Callable[[Sequence[Text], np.ndarray, np.ndarray], list[str]]
+
+__all__ = ["Judge", "SecondOrderGoal", "labels_differ", "second_order_loss", "soft_difference"]
 
 _TINY = 1e-12
 
@@ -85,8 +89,10 @@ def soft_difference(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 class SecondOrderGoal:
-    """Success: ``x`` and ``x (+) patch`` get different labels (Eq. 2-3); score
-    ``exp(-L(x; p))`` with ``L`` the generalised Eq. 4. Every text costs two queries (the
+    """Success: ``x`` and ``x (+) patch`` get different labels (Eq. 2-3) and, with a
+    ``judge`` (issue 38's checks), the judge accepts the text; score ``exp(-L(x; p))`` with
+    ``L`` the generalised Eq. 4 (0 for a flip the judge rejects for its quality, so the beam
+    drops it). Every text costs two queries (the
     text and its patched twin), both through ``layer``. ``outputs`` are the two
     probability rows per text, shape [n, 2, classes].
 
@@ -96,7 +102,7 @@ class SecondOrderGoal:
     #: victim queries one scored text costs at most (the text and its patched twin)
     queries_per_text = 2
 
-    def __init__(self, layer: QueryLayer, patch: Patch, *, min_gap: float = 0.0) -> None:
+    def __init__(self, layer: QueryLayer, patch: Patch, *, min_gap: float = 0.0, judge: Judge | None = None) -> None:
         if not isinstance(patch, Patch):
             raise ConfigError(f"The 'patch' parameter of SecondOrderGoal must be a Patch. Got {patch!r}.")
         if not 0.0 <= min_gap <= 1.0:
@@ -106,6 +112,7 @@ class SecondOrderGoal:
         self.layer = layer
         self.patch = patch
         self.min_gap = float(min_gap)
+        self.judge = judge
 
     def evaluate(self, texts: Sequence[Text]) -> Evaluation:
         texts = list(texts)
@@ -116,7 +123,17 @@ class SecondOrderGoal:
         probs = self.layer.probabilities(texts + self.patch.apply_many(texts))
         u, v = probs[:n], probs[n:]
         loss = second_order_loss(u, v)
-        return Evaluation(np.exp(-loss), labels_differ(u, v, self.min_gap), np.stack([u, v], axis=1))
+        scores = np.exp(-loss)
+        success = labels_differ(u, v, self.min_gap)
+        if self.judge is not None and success.any():
+            flipped = np.flatnonzero(success)
+            reasons = self.judge([texts[i] for i in flipped], u[flipped], v[flipped])
+            for i, reason in zip(flipped, reasons):
+                if reason:
+                    success[i] = False
+                    if reason != "margin":  # a defect its descendants share: out of the beam
+                        scores[i] = 0.0
+        return Evaluation(scores, success, np.stack([u, v], axis=1))
 
     def __repr__(self) -> str:
         return f"SecondOrderGoal(patch={self.patch}, min_gap={self.min_gap})"

@@ -36,6 +36,7 @@ from textrobust.data.examples import Example
 from textrobust.errors import ConfigError, QueryBudgetExceeded
 from textrobust.registry import Registry
 from textrobust.fill_in.neighbourhood import Neighbourhood
+from textrobust.analyses.second_order.checks import SecondOrderChecks
 from textrobust.analyses.second_order.goal import SecondOrderGoal, labels_differ
 from textrobust.analyses.second_order.patch import Patch, PatchFinder
 from textrobust.analyses.second_order.random_baseline import RandomBaseline
@@ -143,6 +144,7 @@ class SecondOrderAttack:
         budget: int | None = None,
         min_gap: float = 0.0,
         name: str = "so-beam",
+        checks: SecondOrderChecks | None = None,
     ) -> None:
         if budget is not None and budget < 1:
             raise ConfigError(f"The 'budget' parameter of SecondOrderAttack must be >= 1 or None. Got {budget}.")
@@ -153,6 +155,7 @@ class SecondOrderAttack:
         self.budget = budget
         self.min_gap = min_gap
         self.name = name
+        self.checks = checks if checks is not None and checks.active else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -162,6 +165,7 @@ class SecondOrderAttack:
             "patches": repr(self.patches),
             "budget": self.budget,
             "min_gap": self.min_gap,
+            "checks": None if self.checks is None else self.checks.describe(),
         }
 
     def __repr__(self) -> str:
@@ -191,14 +195,23 @@ class SecondOrderAttack:
                     extras={"skip_reason": "no synonym pair of the text's words applies"},
                 )  # fmt: skip
             frozen = original.freeze([chosen.position])
-            goal = SecondOrderGoal(self.layer, chosen, min_gap=self.min_gap)
-            source = self.neighbourhood.source(blacklist=(chosen.source, chosen.target))
+            bound = self.checks.bind(frozen, chosen) if self.checks is not None else None
+            goal = SecondOrderGoal(self.layer, chosen, min_gap=self.min_gap,
+                                   judge=bound.judge if bound is not None else None)
+            source: Any = self.neighbourhood.source(blacklist=(chosen.source, chosen.target))
+            if self.checks is not None:
+                source = self.checks.wrap_source(source)
             problem = Problem(original=frozen, goal=goal, source=source, budget=budget)
             outcome = self.search.search(frozen, problem)
             used = budget.used
         # both texts were scored by the search: cached, no extra query
         rows = self.layer.probabilities([original, chosen.apply(original), outcome.best, chosen.apply(outcome.best)])
         success = bool(outcome.success and labels_differ(rows[2:3], rows[3:4], self.min_gap)[0])
+        extras: dict[str, Any] = {}
+        if bound is not None:
+            extras = {f"rejected_{k}": v for k, v in bound.counts.rejected.items()}
+            extras["first_flip_distance"] = bound.counts.first_flip_distance
+            extras["fragments_dropped"] = getattr(source, "dropped", 0)
         return SecondOrderResult(
             example_id=example.id,
             label=example.label,
@@ -216,6 +229,7 @@ class SecondOrderAttack:
             fill_requests=self.neighbourhood.requests - fills_before,
             iterations=outcome.iterations,
             budget_exhausted=outcome.budget_exhausted,
+            extras=extras,
         )
 
 

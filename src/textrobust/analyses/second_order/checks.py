@@ -1,0 +1,269 @@
+"""Checks that make a second-order finding one a reader believes (issue 38).
+
+Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
+second-order-robustness-and-bias.txt): Neighbor_k(x0) is meant to hold *natural* sentences
+(Eq. 1, "Ball_k(x0) intersected with X_natural"), which Algorithm 1 approximates by the
+masked LM's top 20 words "subject to a threshold"; and the patch ``p`` is meant to be an
+invariance transformation (their Table 4: it kept the sentiment of 71% of the vulnerable
+examples). Read by hand, the project's SO-Beam findings were often neither (issue 38), so a
+vulnerable example may have to pass these checks before it counts:
+
+- ``margin``: ``x~0`` and ``x~0 (+) p`` are both at least ``margin`` from the decision
+  boundary, measured as half the gap between the two largest probabilities (for two classes
+  ``|p(positive) - 0.5|``). ``margin = 0`` is the paper's count (any flip).
+- ``fluency``: a floor relative to ``x0``: the causal LM's perplexity of ``x~0`` is at most
+  ``fluency`` times that of ``x0`` (None: no floor). Asked only of would-be successes, so it
+  costs a few LM calls per example, not one per neighbour.
+- ``no_fragments``: a neighbour never replaces a content word by a stop word or a
+  non-word, and never makes a word equal to the word beside it ("Thanks to to Williams";
+  "The three-hour cinema of a."): applied to the neighbourhood's proposals (no model).
+- ``pos_in_context``: every changed word of ``x~0`` keeps the coarse part of speech of the
+  word of ``x0`` it replaces, tagged in context, and the patch target keeps the patch
+  word's part of speech in ``x~0`` (the test of the validated source,
+  :mod:`textrobust.attack.candidates.validated`).
+
+A would-be success that fails the fluency or part-of-speech check is not a success and its
+goal score is set to 0, so the beam does not grow from it (its descendants would share the
+defect); one that fails only the margin keeps its score (a near tie is close to a real flip).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from textrobust.attack.problem import Substitution
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+__all__ = [
+    "REJECT_FLUENCY",
+    "REJECT_MARGIN",
+    "REJECT_POS",
+    "CheckCounts",
+    "FragmentFilter",
+    "SecondOrderChecks",
+    "boundary_distance",
+    "is_fragment_edit",
+]
+
+REJECT_MARGIN = "margin"
+REJECT_FLUENCY = "fluency"
+REJECT_POS = "pos"
+
+
+def boundary_distance(probabilities: np.ndarray) -> np.ndarray:
+    """Distance of each row of ``probabilities`` from the decision boundary: half the gap
+    between its two largest values (two classes: ``|p[1] - 0.5|``).
+
+    >>> boundary_distance(np.array([[0.3, 0.7], [0.52, 0.48]])).round(2).tolist()
+    [0.2, 0.02]
+    """
+    p = np.atleast_2d(np.asarray(probabilities, dtype=np.float64))
+    top = np.sort(p, axis=1)
+    return (top[:, -1] - top[:, -2]) / 2.0
+
+
+def is_fragment_edit(words: Sequence[str], position: int, new: str, stop_words: frozenset[str]) -> bool:
+    """True when putting ``new`` at ``position`` of ``words`` turns content into a fragment:
+    a content word (not a stop word) replaced by a stop word or a non-alphabetic token, or
+    ``new`` equal to the word just before or after it.
+
+    >>> stops = frozenset({"of", "a", "to"})
+    >>> is_fragment_edit(["a", "cinema", "master", "class"], 2, "of", stops)
+    True
+    >>> is_fragment_edit(["thanks", "largely", "to", "williams"], 1, "to", stops)
+    True
+    >>> is_fragment_edit(["a", "cinema", "master", "class"], 2, "film", stops)
+    False
+    """
+    old = words[position].lower()
+    lower = new.lower()
+    if old not in stop_words and (lower in stop_words or not any(c.isalpha() for c in lower)):
+        return True
+    before = words[position - 1].lower() if position > 0 else None
+    after = words[position + 1].lower() if position + 1 < len(words) else None
+    return lower in (before, after)
+
+
+class FragmentFilter:
+    """A candidate source (the neighbourhood's) without fragment edits
+    (:func:`is_fragment_edit`); keeps the wrapped source's ``prefetch`` hook."""
+
+    def __init__(self, source: Any, stop_words: frozenset[str]) -> None:
+        self.source = source
+        self.stop_words = stop_words
+        self.dropped = 0
+        prefetch = getattr(source, "prefetch", None)
+        if callable(prefetch):
+            self.prefetch = prefetch
+
+    def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
+        found = self.source.candidates(text, positions)
+        words = text.words
+        out: dict[int, list[Substitution]] = {}
+        for position, subs in found.items():
+            kept = [s for s in subs if not is_fragment_edit(words, position, s.word, self.stop_words)]
+            self.dropped += len(subs) - len(kept)
+            out[position] = kept
+        return out
+
+    def __repr__(self) -> str:
+        return f"FragmentFilter({self.source!r})"
+
+
+@dataclass
+class CheckCounts:
+    """What the checks did for one example: would-be successes rejected by each check, and
+    the first flip seen at margin 0 that passed the other checks (its boundary distance, the
+    smaller of the two texts'), or None when there was none."""
+
+    rejected: dict[str, int] = field(default_factory=lambda: {REJECT_MARGIN: 0, REJECT_FLUENCY: 0, REJECT_POS: 0})
+    first_flip_distance: float | None = None
+
+
+@dataclass(frozen=True)
+class SecondOrderChecks:
+    """The checks of a vulnerable example (see the module): ``margin`` (0: the paper's
+    count), ``fluency`` (max perplexity ratio x~0 / x0; None: off), ``no_fragments``,
+    ``pos_in_context``. ``perplexity`` (texts -> perplexities) and ``tagger`` (a
+    :class:`~textrobust.attack.candidates.tagging.Tagger`) are loaded on first use when not
+    given; ``stop_words`` default to the project's list."""
+
+    margin: float = 0.0
+    fluency: float | None = None
+    no_fragments: bool = False
+    pos_in_context: bool = False
+    perplexity: Callable[[Sequence[str]], Any] | None = field(default=None, compare=False, repr=False)
+    tagger: Callable[[Text], Any] | None = field(default=None, compare=False, repr=False)
+    stop_words: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.margin < 0.5:
+            raise ConfigError(f"The 'margin' parameter of SecondOrderChecks must be in [0, 0.5). Got {self.margin}.")
+        if self.fluency is not None and self.fluency < 1.0:
+            raise ConfigError(
+                f"The 'fluency' parameter of SecondOrderChecks must be >= 1 (a perplexity ratio to x0) or None. "
+                f"Got {self.fluency}.")
+
+    @property
+    def active(self) -> bool:
+        return self.margin > 0 or self.fluency is not None or self.no_fragments or self.pos_in_context
+
+    def describe(self) -> dict[str, Any]:
+        return {"margin": self.margin, "fluency": self.fluency, "no_fragments": self.no_fragments,
+                "pos_in_context": self.pos_in_context}
+
+    def wrap_source(self, source: Any) -> Any:
+        """The neighbourhood's candidate source, without fragment edits when asked."""
+        if not self.no_fragments:
+            return source
+        stops = self.stop_words
+        if stops is None:
+            from textrobust.assets import stop_words
+
+            stops = frozenset(w.lower() for w in stop_words())
+        return FragmentFilter(source, stops)
+
+    def bind(self, original: Text, patch: Any) -> BoundChecks:
+        """The checks for one example: ``x0`` and its patch."""
+        return BoundChecks(self, original, patch)
+
+
+class BoundChecks:
+    """:class:`SecondOrderChecks` for one ``x0`` and patch: ``judge`` says, for texts whose
+    labels the patch flips, why each is rejected ("" when accepted). Verdicts are cached by
+    text; :attr:`counts` records the rejections and the first flip at margin 0."""
+
+    def __init__(self, checks: SecondOrderChecks, original: Text, patch: Any) -> None:
+        self.checks = checks
+        self.original = original
+        self.patch = patch
+        self.counts = CheckCounts()
+        self._quality: dict[tuple[str, ...], str] = {}
+        self._x0_ppl: float | None = None
+        self._x0_tags: Any = None
+
+    def judge(self, texts: Sequence[Text], u: np.ndarray, v: np.ndarray) -> list[str]:
+        """Why each of ``texts`` (flipped by the patch: ``u`` and ``v`` are the probabilities
+        of the text and of its patched twin) fails the checks, "" when it passes."""
+        if not texts:
+            return []
+        quality = self._quality_verdicts(texts)
+        distance = np.minimum(boundary_distance(u), boundary_distance(v))
+        out = []
+        for text, q, d in zip(texts, quality, distance):
+            if q:
+                self.counts.rejected[q] += 1
+                out.append(q)
+                continue
+            if self.counts.first_flip_distance is None:
+                self.counts.first_flip_distance = float(d)
+            if d < self.checks.margin:
+                self.counts.rejected[REJECT_MARGIN] += 1
+                out.append(REJECT_MARGIN)
+            else:
+                out.append("")
+        return out
+
+    def _quality_verdicts(self, texts: Sequence[Text]) -> list[str]:
+        todo = list({t.key: t for t in texts if t.key not in self._quality}.values())
+        if todo:
+            verdicts = [""] * len(todo)
+            if self.checks.pos_in_context:
+                for i, text in enumerate(todo):
+                    if not self._pos_kept(text):
+                        verdicts[i] = REJECT_POS
+            if self.checks.fluency is not None:
+                ask = [i for i, v in enumerate(verdicts) if not v and todo[i].key != self.original.key]
+                if ask:
+                    ppl = np.asarray(self._perplexity([str(todo[i]) for i in ask]), dtype=np.float64)
+                    for i, value in zip(ask, ppl):
+                        if value > self.checks.fluency * self._original_perplexity():
+                            verdicts[i] = REJECT_FLUENCY
+            for text, verdict in zip(todo, verdicts):
+                self._quality[text.key] = verdict
+        return [self._quality[t.key] for t in texts]
+
+    def _perplexity(self, texts: Sequence[str]) -> Any:
+        score = self.checks.perplexity
+        if score is None:
+            from textrobust.lm import CausalLM
+
+            lm = CausalLM.default()
+            score = lm.perplexity
+            object.__setattr__(self.checks, "perplexity", score)
+        return score(texts)
+
+    def _original_perplexity(self) -> float:
+        if self._x0_ppl is None:
+            self._x0_ppl = float(np.asarray(self._perplexity([str(self.original)]))[0])
+        return self._x0_ppl
+
+    def _tags(self, text: Text) -> Any:
+        tagger = self.checks.tagger
+        if tagger is None:
+            from textrobust.attack.candidates.tagging import SpacyTagger
+
+            tagger = SpacyTagger()
+            object.__setattr__(self.checks, "tagger", tagger)
+        return tagger(text)
+
+    def _pos_kept(self, text: Text) -> bool:
+        if self._x0_tags is None:
+            self._x0_tags = self._tags(self.original)
+        if len(text) != len(self.original):
+            return False
+        tags = self._tags(text)
+        if any(tags[p].pos != self._x0_tags[p].pos for p in self.original.diff(text)):
+            return False
+        if self.patch is None:
+            return True
+        patched = self.patch.apply(text)
+        if len(patched) != len(text):
+            return False
+        position = self.patch.position
+        return bool(self._tags(patched)[position].pos == tags[position].pos)

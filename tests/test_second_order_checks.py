@@ -1,0 +1,112 @@
+"""Issue 38's checks of a second-order vulnerable example: margin, fluency floor, fragments,
+part of speech in context (textrobust.analyses.second_order.checks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from textrobust.analyses.second_order import Neighbourhood, PatchFinder, SecondOrderAttack, SOEnum
+from textrobust.analyses.second_order.analysis import SecondOrderSettings, build_checks
+from textrobust.analyses.second_order.checks import (
+    FragmentFilter,
+    SecondOrderChecks,
+    boundary_distance,
+    is_fragment_edit,
+)
+from textrobust.attack.candidates.tagging import PosTag
+from textrobust.attack.results import Status
+from textrobust.data.examples import Example
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+from textrobust.victims.query import QueryLayer
+from textrobust.attack.searches.search_testing import DictSource
+from tests.test_second_order import PLANTED_FILL, START, TableFillIn, linear_victim
+
+STOPS = frozenset({"a", "the", "of", "to", "one"})
+
+
+def attack_with(checks: SecondOrderChecks | None) -> SecondOrderAttack:
+    layer = QueryLayer(linear_victim())
+    hood = Neighbourhood(TableFillIn(PLANTED_FILL))
+    finder = PatchFinder(layer, DictSource({"film": ["movie"]}))
+    return SecondOrderAttack(layer, hood, SOEnum(), patches=finder, name="so-enum", checks=checks)
+
+
+def test_boundary_distance_is_half_the_top_two_gap() -> None:
+    assert boundary_distance(np.array([[0.3, 0.7], [0.5, 0.5]])).round(3).tolist() == [0.2, 0.0]
+    assert boundary_distance(np.array([0.6, 0.3, 0.1])).round(3).tolist() == [0.15]
+
+
+def test_margin_zero_is_the_paper_and_a_margin_rejects_the_near_tie() -> None:
+    # "one decent film": P(pos) 0.574 -> 0.475 after film -> movie, 0.025 from the boundary
+    plain = attack_with(None).attack(Example("e", START, 1))
+    zero = attack_with(SecondOrderChecks(margin=0.0)).attack(Example("e", START, 1))
+    assert plain.status is Status.SUCCEEDED and str(plain.vulnerable) == "one decent film"
+    assert zero.status is Status.SUCCEEDED and zero.vulnerable == plain.vulnerable
+    strict = attack_with(SecondOrderChecks(margin=0.05)).attack(Example("e", START, 1))
+    assert strict.status is Status.FAILED
+    assert strict.extras["rejected_margin"] >= 1
+    assert strict.extras["first_flip_distance"] == pytest.approx(0.0249, abs=1e-3)
+
+
+def test_fluency_floor_is_relative_to_x0() -> None:
+    asked: list[str] = []
+
+    def perplexity(texts: Sequence[str]) -> np.ndarray:
+        asked.extend(texts)
+        return np.array([50.0 if t.startswith("one") else 20.0 for t in texts])
+
+    result = attack_with(SecondOrderChecks(fluency=2.0, perplexity=perplexity)).attack(Example("e", START, 1))
+    assert result.status is Status.FAILED and result.extras["rejected_fluency"] >= 1
+    # only would-be successes and x0 are scored, not every neighbour
+    assert set(asked) <= {"a good film", "one decent film"}
+    loose = attack_with(SecondOrderChecks(fluency=3.0, perplexity=perplexity)).attack(Example("e", START, 1))
+    assert loose.status is Status.SUCCEEDED
+
+
+def test_fragment_edits() -> None:
+    assert is_fragment_edit(["a", "cinema", "master", "class"], 3, "a", STOPS)
+    assert is_fragment_edit(["thanks", "largely", "to", "williams"], 1, "to", STOPS)
+    assert is_fragment_edit(["a", "fine", "film"], 1, "--", STOPS)
+    assert not is_fragment_edit(["a", "fine", "film"], 0, "the", STOPS)  # stop word for stop word
+    assert not is_fragment_edit(["a", "fine", "film"], 1, "good", STOPS)
+
+
+def test_fragment_filter_drops_them_from_the_neighbourhood() -> None:
+    hood = Neighbourhood(TableFillIn({0: [("one", 5.0)], 1: [("of", 5.0), ("great", 4.0)], 2: [("film", 5.0)]}))
+    source = FragmentFilter(hood.source(), STOPS)
+    found = source.candidates(Text.from_string("a good film"), [0, 1])
+    assert [s.word for s in found[1]] == ["great"] and [s.word for s in found[0]] == ["one"]
+    assert source.dropped == 1 and callable(source.prefetch)
+    # the attack with the filter: "one" for "a" is stop for stop, allowed; the planted answer stays
+    checks = SecondOrderChecks(no_fragments=True, stop_words=STOPS)
+    assert attack_with(checks).attack(Example("e", START, 1)).status is Status.SUCCEEDED
+
+
+def test_pos_in_context_rejects_a_changed_part_of_speech() -> None:
+    def tagger(text: Text) -> list[PosTag]:
+        return [PosTag("NN", "NUM") if w == "one" else PosTag("DT", "DET") if w in ("a", "the") else PosTag("JJ", "ADJ")
+                for w in text.words]
+
+    result = attack_with(SecondOrderChecks(pos_in_context=True, tagger=tagger)).attack(Example("e", START, 1))
+    assert result.status is Status.FAILED and result.extras["rejected_pos"] >= 1
+
+    def same(text: Text) -> list[PosTag]:
+        return [PosTag("X", "X") for _ in text.words]
+
+    assert attack_with(SecondOrderChecks(pos_in_context=True, tagger=same)).attack(
+        Example("e", START, 1)).status is Status.SUCCEEDED
+
+
+def test_settings_build_checks_and_validate() -> None:
+    checks = build_checks(SecondOrderSettings(margin=0.1, fluency=1.5, no_fragments=True, pos_check=True))
+    assert checks.describe() == {"margin": 0.1, "fluency": 1.5, "no_fragments": True, "pos_in_context": True}
+    assert not build_checks(SecondOrderSettings(margin=0.0, fluency=None, no_fragments=False,
+                                                pos_check=False)).active
+    with pytest.raises(ConfigError, match="margin"):
+        SecondOrderChecks(margin=0.6)
+    with pytest.raises(ConfigError, match="fluency"):
+        SecondOrderChecks(fluency=0.5)
