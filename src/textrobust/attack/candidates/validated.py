@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple, TypedDict
 
 from pydantic import Field
@@ -73,6 +74,7 @@ from textrobust.config import Config
 from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
+from textrobust.validity.overrides import UserLabels
 
 __all__ = ["MEASURED", "Evidence", "ValidatedSynonyms", "ValidatedSynonymsConfig", "failed_check"]
 
@@ -216,6 +218,7 @@ class ValidatedSynonyms:
         polarity: PolarityLexicon | None = None,
         lm: Any | None = None,
         placement: Placement | None = None,
+        user_labels: UserLabels | None = None,
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -228,6 +231,9 @@ class ValidatedSynonyms:
         self._polarity = polarity
         self._lm = lm
         self.placement = placement
+        #: a user's labels (``--labelled``, :mod:`textrobust.validity.overrides`): rejected
+        #: pairs never proposed, confirmed ones kept in their sentence
+        self.user_labels = user_labels
         self._proposals: dict[tuple[str, str, str], tuple[_Proposal, ...]] = {}
         # the verdicts per (sentence, position): an audit asks for the same sentences in
         # several analyses (attack, radius, PR, TEF), and a search asks again per position
@@ -282,6 +288,9 @@ class ValidatedSynonyms:
                 Substitution(position, e.substitute, e.context if e.context is not None else 0.0)
                 for e in kept[: self.config.max_candidates]
             ]
+            if self.user_labels is not None:
+                out[position] = self.user_labels.revise(text, position, out[position],
+                                                        partial(Substitution, position))
         return out
 
     def evidence(self, text: Text, position: int, substitute: str | None = None) -> list[Evidence]:

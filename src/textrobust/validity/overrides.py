@@ -1,0 +1,213 @@
+"""A user's own labels of substitutions: exported from reviews, read back to steer the validated source.
+
+Issue 40. ``textrobust review RUN --export FILE`` writes the judgements of a run's findings
+(:mod:`textrobust.validity.reviews`) in the format of the shipped labelled substitution set
+(``resources/substitutions/labelled.tsv``, read by
+:func:`textrobust.attack.candidates.labelled.labelled_substitutions`): one row per
+substituted word, its sentence, position, word and substitute, label 1 (``same``) or 0
+with the reviewer's reason. ``--labelled FILE`` reads such a file into
+:class:`UserLabels`, which :class:`~textrobust.attack.candidates.validated.ValidatedSynonyms`
+takes as its ``user_labels`` collaborator.
+
+What a row means ("a matching context"):
+
+- a **rejected** (word, substitute) pair is never proposed again, for that word in *any*
+  sentence (case-blind, the word as written: ``movie -> film`` does not cover ``movies ->
+  films``). A pair a person has called wrong once is not trusted elsewhere: this only
+  lowers what an attack may try, never makes a figure look better;
+- a **confirmed** pair is kept only in the *same sentence* (same words, same position):
+  a substitute that keeps the meaning in one sentence may not in another ("cold ->
+  chilly" for the weather, not for a reception). It is added to the source's candidates
+  there even when the source's own checks dropped it;
+- where both apply (confirmed in this sentence, rejected elsewhere), the confirmation of
+  this very sentence wins.
+
+Which findings give rows: a confirmed finding labels each of its synonym swaps valid; a
+rejected one labels the swaps its reviewers blamed (all of them when none was picked)
+invalid, with the first reviewer's reason; a disputed or unreviewed finding gives none.
+A second-order finding's neighbour edits are fill-ins, not synonym swaps, and are never
+exported; its patch word is, in the neighbour sentence. Rows whose sentence holds a tab
+or a line break (which the TSV cannot hold) are left out and counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from textrobust.errors import DataError
+from textrobust.text import Text
+from textrobust.validity.reviews import REASONS, Finding, Judgement, Status, Verdict, item_status
+
+__all__ = ["COLUMNS", "LabelRow", "UserLabels", "read_labels", "review_labels", "write_labels"]
+
+#: The columns of the labelled substitution set (``attack.candidates.labelled.COLUMNS``;
+#: a test keeps the two equal).
+COLUMNS = ("id", "split", "corpus", "sentence", "position", "word", "substitute", "sources", "label", "reason")
+
+_HEADER = """\
+# Substitutions labelled by people in `textrobust review` (issue 40), in the format of the
+# labelled substitution set (src/textrobust/resources/substitutions/labelled.tsv), whose rule
+# they follow: label 1 (reason `same`) keeps the meaning in this sentence; label 0 with the
+# first reason that applies ({reasons}). Split `dev`: user labels steer a source; they are
+# not a held-out test. `--labelled FILE` on any analysis command (or `labelled = "FILE"` in
+# an audit config's [run]) adds them to the validated synonyms: a rejected pair is never
+# proposed again in any sentence, a confirmed one is kept in its own sentence.
+# From: {origin}
+"""
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One labelled substitution: ``substitute`` for ``word`` at ``position`` of ``sentence``."""
+
+    id: str
+    sentence: str
+    position: int
+    word: str
+    substitute: str
+    valid: bool
+    reason: str
+    corpus: str = ""
+    split: str = "dev"
+    sources: str = "review"
+
+
+def review_labels(findings: Sequence[Finding], current: Mapping[tuple[str, str], Judgement],
+                  corpus: str = "") -> tuple[list[LabelRow], int]:
+    """The label rows of the judged findings (see the module docstring) and how many
+    swaps were left out because their sentence holds a tab or a line break."""
+    by_item: dict[str, list[Judgement]] = {}
+    for (item, _), judgement in sorted(current.items(), key=lambda pair: pair[1].seq):
+        by_item.setdefault(item, []).append(judgement)
+    rows: list[LabelRow] = []
+    left_out = 0
+    for finding in findings:
+        said = [j for j in by_item.get(finding.item, []) if j.verdict in (Verdict.VALID, Verdict.INVALID)]
+        status = item_status(j.verdict for j in said)
+        if status not in (Status.CONFIRMED, Status.REJECTED):
+            continue
+        blamed = {p for j in said for p in j.blamed}
+        reason = "same" if status is Status.CONFIRMED else next((j.reason for j in said if j.reason), "sense")
+        for sentence, swap in finding.substitutions():
+            if status is Status.REJECTED and blamed and swap.position not in blamed:
+                continue
+            text = str(sentence)
+            if any(c in text for c in "\t\r\n") or sentence.is_pair:
+                left_out += 1
+                continue
+            rows.append(LabelRow(f"{finding.item}#{swap.position}", text, swap.position, swap.before, swap.after,
+                                 status is Status.CONFIRMED, reason, corpus))
+    return rows, left_out
+
+
+def write_labels(rows: Iterable[LabelRow], path: str | os.PathLike[str], origin: str = "") -> int:
+    """Write ``rows`` as a labelled-set TSV at ``path`` (its folder made if need be);
+    the number written."""
+    target = Path(path)
+    lines = [_HEADER.format(reasons=", ".join(REASONS), origin=origin or "textrobust review").rstrip("\n"),
+             "\t".join(COLUMNS)]
+    count = 0
+    for row in rows:
+        lines.append("\t".join([row.id, row.split, row.corpus, row.sentence, str(row.position), row.word,
+                                row.substitute, row.sources, "1" if row.valid else "0", row.reason]))
+        count += 1
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"Cannot write the labels file {target}: {exc.strerror or exc}.") from None
+    return count
+
+
+def read_labels(path: str | os.PathLike[str]) -> list[LabelRow]:
+    """The rows of a labelled-set TSV (the shipped set's format: comment lines, then the
+    header of :data:`COLUMNS`); a malformed row is a DataError naming its line."""
+    source = Path(path)
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"Cannot read the labels file {source} (--labelled): {exc}.") from None
+    body = [(n, line) for n, line in enumerate(lines, 1) if line and not line.startswith("#")]
+    if not body or tuple(body[0][1].split("\t")) != COLUMNS:
+        raise DataError(f"{source}: the first line after the comments must be the header "
+                        f"{'<TAB>'.join(COLUMNS)} (the format of `textrobust review --export`).")
+    rows = []
+    for number, line in body[1:]:
+        fields = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        where = f"{source}, line {number}"
+        if len(fields) != len(COLUMNS):
+            raise DataError(f"{where}: expected {len(COLUMNS)} tab-separated fields, got {len(fields)}.")
+        row = dict(zip(COLUMNS, fields))
+        if row["label"] not in ("0", "1"):
+            raise DataError(f"{where}: label must be 0 or 1, got {row['label']!r}.")
+        if (row["reason"] == "same") != (row["label"] == "1") or row["reason"] not in ("same", *REASONS):
+            raise DataError(f"{where}: reason {row['reason']!r} does not fit label {row['label']} (valid rows have "
+                            f"'same'; invalid ones one of {', '.join(REASONS)}).")
+        try:
+            position = int(row["position"])
+        except ValueError:
+            raise DataError(f"{where}: position must be an integer, got {row['position']!r}.") from None
+        words = Text.from_string(row["sentence"]).words
+        if not 0 <= position < len(words) or words[position] != row["word"]:
+            raise DataError(f"{where}: word {position} of the sentence is not {row['word']!r}.")
+        rows.append(LabelRow(row["id"], row["sentence"], position, row["word"], row["substitute"],
+                             row["label"] == "1", row["reason"], row["corpus"], row["split"], row["sources"]))
+    return rows
+
+
+class _Named(Protocol):
+    @property
+    def word(self) -> str: ...
+
+
+S = TypeVar("S", bound=_Named)
+
+
+@dataclass(frozen=True)
+class UserLabels:
+    """A user's labels as the validated source applies them (the module docstring says
+    what matches): ``rejected`` (word, substitute) pairs in lower case, ``confirmed``
+    (sentence words, position, substitute) triples; ``origin``: the file they came from."""
+
+    rejected: frozenset[tuple[str, str]] = frozenset()
+    confirmed: frozenset[tuple[tuple[str, ...], int, str]] = frozenset()
+    origin: str = ""
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[LabelRow], origin: str = "") -> UserLabels:
+        rows = list(rows)
+        return cls(frozenset((r.word.lower(), r.substitute.lower()) for r in rows if not r.valid),
+                   frozenset((Text.from_string(r.sentence).words, r.position, r.substitute) for r in rows if r.valid),
+                   origin)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> UserLabels:
+        """The labels of a labelled-set TSV (:func:`read_labels`)."""
+        return cls.from_rows(read_labels(path), str(path))
+
+    def confirmed_at(self, text: Text, position: int) -> list[str]:
+        """The substitutes confirmed for ``position`` of this very sentence."""
+        words = text.words
+        return sorted(s for w, p, s in self.confirmed if p == position and w == words)
+
+    def allows(self, text: Text, position: int, substitute: str) -> bool:
+        """Whether ``substitute`` may be proposed at ``position`` of ``text``."""
+        if substitute in self.confirmed_at(text, position):
+            return True
+        return (text.words[position].lower(), substitute.lower()) not in self.rejected
+
+    def revise(self, text: Text, position: int, found: Sequence[S], make: Callable[[str], S]) -> list[S]:
+        """``found`` (a source's candidates at ``position``) without the rejected ones, with
+        the confirmed ones of this sentence added (``make`` builds a candidate of a word)."""
+        kept = [s for s in found if self.allows(text, position, s.word)]
+        have = {s.word for s in kept}
+        return kept + [make(word) for word in self.confirmed_at(text, position) if word not in have]
+
+    def __repr__(self) -> str:
+        return (f"UserLabels({self.origin!r}, {len(self.rejected)} rejected pairs, "
+                f"{len(self.confirmed)} confirmed in context)")
