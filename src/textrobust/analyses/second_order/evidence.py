@@ -1,0 +1,86 @@
+"""What people found when they read SO-Beam's findings (issue 38), and whether that is
+enough for second-order to set an audit's level.
+
+Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
+second-order-robustness-and-bias.txt), Section 3.3.3 and Table 4: on 100 successful SO-Beam
+attacks, people scored naturalness 3.87 for x0 and 3.63 for the vulnerable examples (a drop
+of 0.24) and the synonym patch kept the sentiment of 71% of the vulnerable examples.
+
+The project's own reading (``src/textrobust/resources/second_order/labelled.tsv``, protocol
+and figures in ``benchmarks/results/second_order.md``) is recorded here per group of
+settings, measured on the test half of the sentence split. Second-order sets the verdict's
+level only when the figures of the settings in use meet both targets: naturalness drop
+x0 -> x~0 at most :data:`TARGET_DROP` and patch keeps sentiment at least
+:data:`TARGET_KEEPS`. Settings never read by people have no evidence and do not set it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MEASURED", "TARGET_DROP", "TARGET_KEEPS", "ReaderEvidence", "gate", "reader_evidence"]
+
+#: The targets of issue 38 (the paper: a drop of 0.24; the patch kept 71%).
+TARGET_DROP = 0.25
+TARGET_KEEPS = 0.85
+
+
+@dataclass(frozen=True)
+class ReaderEvidence:
+    """People's reading of one group of settings' findings: the mean naturalness drop
+    (1-5 scale, x0 minus vulnerable example), the share of vulnerable examples whose
+    sentiment the patch kept (both readings positive or both negative, the paper's rule),
+    how many findings, and where it was measured."""
+
+    name: str
+    checks: tuple[float, float | None, bool, bool]  # margin, fluency, no_fragments, pos_check
+    naturalness_drop: float
+    patch_keeps: float
+    findings: int
+    measured: str
+
+    @property
+    def meets_targets(self) -> bool:
+        return self.naturalness_drop <= TARGET_DROP and self.patch_keeps >= TARGET_KEEPS
+
+
+#: Measured figures per group of checks (SO-Beam, the default fill-in and patch rule).
+MEASURED: tuple[ReaderEvidence, ...] = ()
+
+
+def _checks_of(settings: Mapping[str, Any]) -> tuple[float, float | None, bool, bool]:
+    fluency = settings.get("fluency")
+    return (round(float(settings.get("margin") or 0.0), 4), None if fluency is None else round(float(fluency), 4),
+            bool(settings.get("no_fragments", False)), bool(settings.get("pos_check", False)))
+
+
+def reader_evidence(settings: Mapping[str, Any]) -> ReaderEvidence | None:
+    """The people's reading of findings made with ``settings`` (a second-order section's
+    settings), or None when these settings were never read (another method, fill-in or
+    patch rule, or other checks)."""
+    from textrobust.fill_in.registry import DEFAULT_FILL_IN
+
+    if settings.get("method", "so-beam") != "so-beam" or settings.get("fill_in", DEFAULT_FILL_IN) != DEFAULT_FILL_IN:
+        return None
+    if settings.get("candidates", "validated") != "validated":
+        return None
+    key = _checks_of(settings)
+    return next((e for e in MEASURED if e.checks == key), None)
+
+
+def gate(settings: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether second-order findings made with ``settings`` may set the verdict's level,
+    and a sentence saying why (for the verdict's points)."""
+    found = reader_evidence(settings)
+    if found is None:
+        return False, ("Second-order does not set the level: findings made with these settings were never checked "
+                       "by people (issue 38's reading covers SO-Beam with the default fill-in and patch rule).")
+    figures = (f"read by people, the vulnerable examples lose {found.naturalness_drop:.2f} naturalness points "
+               f"against x0 and the synonym patch keeps the sentiment of {found.patch_keeps:.0%} "
+               f"({found.findings} findings, {found.measured})")
+    if found.meets_targets:
+        return True, f"Second-order counts toward the level: {figures}."
+    return False, (f"Second-order does not set the level: {figures}; it would need a drop of at most "
+                   f"{TARGET_DROP:.2f} and at least {TARGET_KEEPS:.0%}.")
