@@ -482,6 +482,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
     ``placement``: the victim's device, dtype and float32 agreement (a model fact)."""
     from textrobust import __version__
     from textrobust.audit.verdict import verdict
+    from textrobust.report.reviewed import reviewed_point
     from textrobust.zoo.cards import now_iso
 
     analyses = []
@@ -497,7 +498,12 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
             "figures": section["figures"], "examples": section["examples"],
             "errors": [{"id": f.example_id, "error": f.error, "message": f.message} for f in result.failures[:50]],
             "risk": section.get("risk"), "point": section.get("point"),
+            **_reviewed(name, result, data, out),
         })
+    judged = verdict(analyses)
+    reviewed_line = reviewed_point(analyses)
+    if reviewed_line:  # how much of it people reviewed (textrobust review, issue 40)
+        judged["points"].append(reviewed_line)
     return encode({
         "schema": "textrobust.report/1",
         "textrobust_version": __version__,
@@ -506,13 +512,23 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
         "victim": {"name": victim.name, "path": victim.describe(), "card": card,
                    **({} if placement is None else {"placement": dict(placement)})},
         "data": dict(data),
-        "verdict": verdict(analyses),
+        "verdict": judged,
         "run": {"seconds": seconds, "queries": sum(r.queries for r in results.values()),
                 "store": str(out / "store.sqlite"), **run},
         "analyses": analyses,
         **({} if profile is None else {"profile": profile}),
         **({} if not_run is None else {"not_run": [dict(item) for item in not_run]}),
     })
+
+
+def _reviewed(name: str, result: AnalysisResult, data: Mapping[str, Any], out: Path) -> dict[str, Any]:
+    """``{"reviewed": ...}``: the figures over the findings people confirmed in ``textrobust
+    review`` (:mod:`textrobust.report.reviewed`), for an analysis with findings; else ``{}``."""
+    from textrobust.report.reviewed import findings, load_reviews, reviewed_figures
+
+    found = findings(name, result.run_id, result.records, list(data.get("label_names") or []))
+    block = reviewed_figures(name, result.summary, found, load_reviews(out / "store.sqlite", [result.run_id]))
+    return {} if block is None else {"reviewed": block}
 
 
 def _settings_of(result: AnalysisResult) -> dict[str, Any]:
@@ -540,7 +556,8 @@ def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Map
                "placement": report["victim"].get("placement"),
                "victim": report["victim"], "data": report["data"], "length_limit": length,
                "analyses": {name: {"run_id": r.run_id, "computed_now": r.computed, "resumed": r.resumed,
-                                   "queries_now": r.queries, "summary": r.summary.to_dict()}
+                                   "queries_now": r.queries, "summary": r.summary.to_dict(),
+                                   **_reviewed_of(report, name)}
                             for name, r in results.items()}}
     (out / "summary.json").write_text(json.dumps(encode(summary), indent=2, allow_nan=False) + "\n")
     figures = out / "figures"
@@ -548,6 +565,31 @@ def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Map
         for i, fig in enumerate(section.get("figures", []), 1):
             figures.mkdir(exist_ok=True)
             (figures / f"{section['name']}-{i}.svg").write_text(fig["svg"])
+
+
+def _reviewed_of(report: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The reviewed block of ``name``'s report section, for ``summary.json`` (``{}`` when none)."""
+    section: Mapping[str, Any] = next((s for s in report["analyses"] if s["name"] == name), {})
+    return {"reviewed": section["reviewed"]} if section.get("reviewed") is not None else {}
+
+
+def refresh_summary_reviews(out: Path, report: Mapping[str, Any]) -> None:
+    """Bring the reviewed blocks and the verdict of ``out``'s ``summary.json`` up to date
+    with ``report`` (after new judgements); a folder without one is left as it is."""
+    path = out / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    summary["verdict"] = report["verdict"]
+    for name, entry in (summary.get("analyses") or {}).items():
+        if isinstance(entry, dict) and entry.get("run_id") == next(
+                (s["settings"].get("run_id") for s in report["analyses"] if s["name"] == name), None):
+            entry.pop("reviewed", None)
+            entry.update(_reviewed_of(report, name))
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(encode(summary), indent=2, allow_nan=False) + "\n")
+    os.replace(tmp, path)
 
 
 def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -596,4 +638,6 @@ def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
                  "examples": config.get("data_examples", 0), "label_names": list(config.get("label_names", []))}
     run_info = {"executor": "(rebuilt from the store)", "workers": 0, "seed": min(seeds), "resumed": True}
     payload = build_report(results, victim, card, data_info, run_info, seconds=0.0, out=folder)
-    return write_report(payload, folder)
+    written = write_report(payload, folder)
+    refresh_summary_reviews(folder, payload)
+    return written

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from textrobust.cli import assets, audit, compare, components, data, export, gate, generated, report, train
+from textrobust.cli import assets, audit, compare, components, data, export, gate, generated, report, review, train
 from textrobust.cli.common import App, Group, Terminated, err_console, stop_on_sigterm, threads_for_this_machine
 from textrobust.threads import passive_waits
 
@@ -26,7 +26,7 @@ app = App(
 )
 
 # one command per registered analysis, generated from its settings (textrobust.cli.generated)
-for module in (audit, report, compare, gate, assets, components, data, train, generated, export):
+for module in (audit, report, review, compare, gate, assets, components, data, train, generated, export):
     module.register(app)
 
 

@@ -150,6 +150,30 @@ def _table(table: Mapping[str, Any]) -> dict[str, Any]:
     return {"title": table["title"], "columns": columns, "rows": rows, "note": table.get("note")}
 
 
+def _reviewed(section: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The reviewed figures of a section (``textrobust review``, issue 40) beside the
+    automatic ones of its headline; None for a section without findings."""
+    from textrobust.report.reviewed import FIGURES
+
+    block = section.get("reviewed")
+    if not block or not block.get("findings"):
+        return None
+    automatic = {h["label"]: h.get("value") for h in section["headline"]}
+    rows = [{"label": label, "automatic": format_value(automatic.get(label), fmt),
+             "reviewed": format_value(block.get(name), fmt),
+             "interval": f"{format_value(block.get(name + '_low'), fmt)} .. {format_value(block.get(name + '_high'), fmt)}"}
+            for name, label, fmt in FIGURES.get(section["name"], ())]
+    agreement = (f"{format_value(block['agreement'], '%')} on {format_value(block['agreement_items'], 'int')} "
+                 "item(s) judged by two or more reviewers" if block.get("agreement") is not None
+                 else "no item judged by two reviewers yet")
+    if block.get("kappa") is not None:
+        agreement += f" (Cohen's kappa {format_value(block['kappa'])})"
+    return {"rows": rows, "findings": block["findings"], "judged": block["judged"],
+            "confirmed": block["confirmed"], "rejected": block["rejected"], "disputed": block["disputed"],
+            "share": format_value(block.get("reviewed_share"), "%"),
+            "reviewers": ", ".join(block.get("reviewers") or []) or "none yet", "agreement": agreement}
+
+
 def _svg_uri(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
@@ -162,6 +186,7 @@ def _analysis(section: Mapping[str, Any]) -> dict[str, Any]:
         "counts": {key: format_value(value, "int") for key, value in counts.items()},
         "errors_n": counts["errors"], "budget_n": counts["budget_exhausted"],
         "headline": [_headline(h) for h in section["headline"]],
+        "reviewed": _reviewed(section),
         "tables": [_table(t) for t in section["tables"]],
         "figures": [{"title": f["title"], "caption": f["caption"], "src": _svg_uri(f["svg"])}
                     for f in section["figures"]],

@@ -38,7 +38,9 @@ rejected, so a misspelt key fails loudly instead of vanishing from the page)::
                             prediction_after: str | None, original: [str], perturbed: [str],
                             changed: [int], note: str | None}],
                 errors: [{id: str, error: str, message: str}],
-                risk: float | None, point: str | None}
+                risk: float | None, point: str | None,
+                reviewed: {str: JSON} | None (the figures over the findings people
+                          confirmed in ``textrobust review``: textrobust.report.reviewed)}
 
 ``risk`` (the share of examples on which robustness failed) and ``point`` (one line for
 the verdict) are what :func:`textrobust.audit.verdict.verdict` reads; the page does not
@@ -170,6 +172,7 @@ class AnalysisSection(TypedDict):
     errors: list[ErrorRow]
     risk: NotRequired[float | None]
     point: NotRequired[str | None]
+    reviewed: NotRequired[dict[str, Any] | None]
 
 
 class Report(TypedDict):
@@ -195,7 +198,7 @@ _ANALYSIS = object_of(
         **SECTION_FIELDS,
         "errors": list_of(object_of({"id": STR, "error": STR, "message": STR})),
     },
-    SECTION_OPTIONAL,
+    {**SECTION_OPTIONAL, "reviewed": optional(json_object)},
 )
 
 _REPORT = object_of({
