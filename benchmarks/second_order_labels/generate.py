@@ -191,7 +191,7 @@ def make_chunks(args: argparse.Namespace) -> None:
         seed = "|".join((str(args.phase), str(i), rec["example_id"], rec["victim"], rec["settings"]))
         item = f"s{args.phase}-" + hashlib.sha1(seed.encode()).hexdigest()[:8]
         pos = rec["patch"]["position"]
-        key[item] = {k: rec[k] for k in ("example_id", "victim", "settings", "half", "corpus")}
+        key[item] = rec
         items.append({"item": item, "x0": rec["x0"], "x0_patched": _mark(rec["x0_patched"], pos),
                       "neighbour": rec["neighbour"], "neighbour_patched": _mark(rec["neighbour_patched"], pos),
                       "patch": f"{rec['patch']['source']} -> {rec['patch']['target']}"})
@@ -224,6 +224,76 @@ def _write_chunk(path: Path, rows: list[dict[str, str]]) -> str:
     return f"{path.name} ({len(rows)})"
 
 
+# ---- merge the readers' labels -------------------------------------------------------------------
+LABEL_COLUMNS = ("item", "nat_x0", "nat_neighbour", "sent_x0", "sent_x0_patched", "sent_neighbour",
+                 "sent_neighbour_patched", "patch_ok", "note")
+PROTOCOL = HERE / "PROTOCOL.txt"
+LABELLED = HERE.parent.parent / "src" / "textrobust" / "resources" / "second_order" / "labelled.tsv"
+
+
+def _read_labels(path: Path) -> list[dict[str, str]]:
+    """A reader's label file, checked loosely (normalised case; rows with bad values dropped
+    with a message)."""
+    rows = []
+    with path.open(newline="") as f:
+        for raw in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
+            row = {k: (raw.get(k) or "").strip() for k in LABEL_COLUMNS}
+            for k in ("sent_x0", "sent_x0_patched", "sent_neighbour", "sent_neighbour_patched", "patch_ok"):
+                row[k] = row[k].lower()
+            ok = (row["nat_x0"] in "12345" and row["nat_neighbour"] in "12345" and row["nat_x0"] and row["nat_neighbour"]
+                  and all(row[k] in ("pos", "neg", "neu") for k in LABEL_COLUMNS[3:7])
+                  and row["patch_ok"] in ("yes", "no"))
+            if not ok:
+                print(f"{path.name}: dropped a bad row {raw}")
+                continue
+            row["note"] = row["note"].replace("\t", " ")
+            rows.append(row)
+    return rows
+
+
+def merge(args: argparse.Namespace) -> None:
+    """Every labels_chunk_*.tsv (reader 1) and labels_double_*.tsv (reader 2) joined with the
+    key files into labelled.tsv (protocol lines first)."""
+    from textrobust.validity.second_order import COLUMNS
+
+    key: dict[str, dict[str, Any]] = {}
+    for path in sorted(WORK.glob("key_*.json")):
+        key.update(json.loads(path.read_text()))
+    out_rows = []
+    for reader, pattern in ((1, "labels_chunk_*.tsv"), (2, "labels_double_*.tsv")):
+        seen = set()
+        for path in sorted(WORK.glob(pattern)):
+            for row in _read_labels(path):
+                rec = key.get(row["item"])
+                if rec is None or row["item"] in seen:
+                    print(f"{path.name}: item {row['item']} unknown or repeated; skipped")
+                    continue
+                seen.add(row["item"])
+                p = rec["patch"]
+                out_rows.append({
+                    "item": row["item"], "phase": rec["phase"], "half": rec["half"], "corpus": rec["corpus"],
+                    "victim": rec["victim"], "settings": rec["settings"], "example_id": rec["example_id"],
+                    "x0": rec["x0"], "x0_patched": rec["x0_patched"], "neighbour": rec["neighbour"],
+                    "neighbour_patched": rec["neighbour_patched"], "patch_source": p["source"],
+                    "patch_target": p["target"], "patch_position": p["position"], "l0": rec["l0"],
+                    "p_x0": f"{rec['p_x0'][1]:.4f}", "p_x0_patched": f"{rec['p_x0_patched'][1]:.4f}",
+                    "p_neighbour": f"{rec['p_neighbour'][1]:.4f}",
+                    "p_neighbour_patched": f"{rec['p_neighbour_patched'][1]:.4f}",
+                    "ppl_x0": "" if rec["ppl_x0"] is None else f"{rec['ppl_x0']:.2f}",
+                    "ppl_neighbour": "" if rec["ppl_neighbour"] is None else f"{rec['ppl_neighbour']:.2f}",
+                    "reader": reader, **{k: row[k] for k in LABEL_COLUMNS[1:]}})
+    out_rows.sort(key=lambda r: (r["phase"], r["item"], r["reader"]))
+    LABELLED.parent.mkdir(parents=True, exist_ok=True)
+    with LABELLED.open("w", newline="") as f:
+        for line in PROTOCOL.read_text().splitlines():
+            f.write(f"# {line}".rstrip() + "\n")
+        f.write("\t".join(COLUMNS) + "\n")
+        for r in out_rows:
+            f.write("\t".join(str(r[c]).replace("\t", " ").replace("\n", " ") for c in COLUMNS) + "\n")
+    print(json.dumps({"rows": len(out_rows), "reader1": sum(r["reader"] == 1 for r in out_rows),
+                      "reader2": sum(r["reader"] == 2 for r in out_rows), "file": str(LABELLED)}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -243,8 +313,9 @@ def main() -> None:
     c.add_argument("--first-chunk", type=int, default=1)
     c.add_argument("--chunk-size", type=int, default=80)
     c.add_argument("findings", nargs="+")
+    sub.add_parser("merge")
     args = parser.parse_args()
-    {"split": make_split, "run": run, "chunks": make_chunks}[args.command](args)
+    {"split": make_split, "run": run, "chunks": make_chunks, "merge": merge}[args.command](args)
 
 
 if __name__ == "__main__":
