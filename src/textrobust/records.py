@@ -43,7 +43,7 @@ import json
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import date, datetime
 from datetime import time as dtime
 from functools import lru_cache
@@ -253,8 +253,10 @@ def flat_fields(value: Any) -> dict[str, Any]:
 
     A record nested in a record is opened: its fields keep their own names. A field whose
     name a shallower field already has is dropped when it holds the same value (a record
-    and the result it wraps both carry ``example_id`` and ``status``) and named by its
-    dotted path otherwise. A mapping's entries are named ``<mapping>.<key>``. A text is
+    and the result it wraps both carry ``example_id`` and ``status``) and named otherwise
+    by the shortest end of its dotted path that no other column has (``estimate.seconds``
+    for the time of the estimate a result holds, beside the record's own ``seconds``). A
+    mapping's entries are named ``<mapping>.<key>``. A text is
     its words (the sides of a pair joined by :data:`PAIR_SEPARATOR`); lists stay lists.
 
     >>> from dataclasses import dataclass
@@ -270,7 +272,8 @@ def flat_fields(value: Any) -> dict[str, Any]:
     ...     example_id: str
     ...     status: str
     ...     result: Inner
-    >>> flat_fields(Outer("a", "ok", Inner("a", 1, Text.from_string("a fine film"), "failed", {"ppl": 3.0})))
+    >>> record = Outer("a", "ok", Inner("a", 1, Text.from_string("a fine film"), "failed", {"ppl": 3.0}))
+    >>> flat_fields(record)  # doctest: +NORMALIZE_WHITESPACE
     {'example_id': 'a', 'status': 'ok', 'label': 1, 'original': 'a fine film', 'result.status': 'failed',
      'extras.ppl': 3.0}
     """
@@ -284,5 +287,19 @@ def flat_fields(value: Any) -> dict[str, Any]:
         if path == first_path:
             row[name] = item
         elif item != first_value:
-            row[".".join(path)] = item
+            row[_distinct_name(path, name, canonical.keys() | row.keys())] = item
     return row
+
+
+def _distinct_name(path: tuple[str, ...], name: str, used: Collection[str]) -> str:
+    """The shortest end of ``path`` (two keys or more, dotted) that is neither ``name`` nor
+    a name in ``used``; the whole path when every shorter end is taken.
+
+    >>> _distinct_name(("result", "estimate", "seconds"), "seconds", {"seconds"})
+    'estimate.seconds'
+    """
+    for size in range(2, len(path)):
+        candidate = ".".join(path[-size:])
+        if candidate != name and candidate not in used:
+            return candidate
+    return ".".join(path)

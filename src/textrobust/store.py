@@ -52,6 +52,7 @@ __all__ = [
     "RunStore",
     "config_differences",
     "flat_row",
+    "write_table",
 ]
 
 #: Version of the table layout below; a store written by a newer layout is refused.
@@ -776,24 +777,7 @@ class Run:
         number of rows written."""
         if format not in EXPORT_FORMATS:
             raise StoreError(f"The export format must be one of {', '.join(EXPORT_FORMATS)}. Got {format!r} instead.")
-        table = list(self.flat_rows(rows))
-        if format == "csv":
-            columns: dict[str, None] = {}
-            for item in table:
-                columns.update(dict.fromkeys(item))
-            with _atomic_text(Path(path), newline="") as out:
-                writer = csv.writer(out)
-                writer.writerow(list(columns))
-                for item in table:
-                    writer.writerow([_csv_cell(item.get(c)) for c in columns])
-        elif format == "json":
-            with _atomic_text(Path(path)) as out:
-                out.write(json.dumps(table, ensure_ascii=False, allow_nan=False, indent=1) + "\n")
-        else:
-            with _atomic_text(Path(path)) as out:
-                for item in table:
-                    out.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
-        return len(table)
+        return write_table(path, format, list(self.flat_rows(rows)))
 
     def export_jsonl(self, path: str | os.PathLike[str]) -> int:
         """:meth:`export` as JSON Lines: one flat JSON object per result."""
@@ -806,6 +790,31 @@ class Run:
 
 #: The formats :meth:`Run.export` writes.
 EXPORT_FORMATS = ("jsonl", "json", "csv")
+
+
+def write_table(path: str | os.PathLike[str], format: str, table: Sequence[Mapping[str, Any]]) -> int:
+    """Write flat rows to ``path`` as ``jsonl`` (one JSON object per line), ``json`` (one
+    array) or ``csv`` (columns in first-seen order, lists of numbers or words
+    space-separated, ``None`` empty); atomically. Returns the number of rows written."""
+    if format not in EXPORT_FORMATS:
+        raise StoreError(f"The export format must be one of {', '.join(EXPORT_FORMATS)}. Got {format!r} instead.")
+    if format == "csv":
+        columns: dict[str, None] = {}
+        for item in table:
+            columns.update(dict.fromkeys(item))
+        with _atomic_text(Path(path), newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow(list(columns))
+            for item in table:
+                writer.writerow([_csv_cell(item.get(c)) for c in columns])
+    elif format == "json":
+        with _atomic_text(Path(path)) as out:
+            out.write(json.dumps(list(table), ensure_ascii=False, allow_nan=False, indent=1) + "\n")
+    else:
+        with _atomic_text(Path(path)) as out:
+            for item in table:
+                out.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
+    return len(table)
 
 
 def flat_row(
