@@ -215,7 +215,8 @@ def test_the_junit_file_has_one_case_per_requirement(tmp_path: Path) -> None:
                                        "attack.similarity>=0.8", "attack.l0<=5"])
     outcomes = check(requirements, figures(_summary({"accuracy_under_attack": 0.12, "success_rate": 0.5,
                                                       "similarity": None, "l0": 1.5})))
-    path = write_junit(outcomes, tmp_path / "reports" / "gate.xml")  # the folder is made
+    (tmp_path / "reports").mkdir()  # an existing folder (a missing one is refused: tests/test_newcomer_37_audit.py)
+    path = write_junit(outcomes, tmp_path / "reports" / "gate.xml")
     suite = ET.parse(path).getroot()
     assert suite.tag == "testsuite" and suite.get("name") == JUNIT_SUITE
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "2", "0")
@@ -278,9 +279,11 @@ def test_audit_exits_3_when_a_figure_misses(tmp_path: Path, monkeypatch: pytest.
 
 def test_an_undefined_figure_fails_the_gate_without_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     use_toy_victim(monkeypatch)
-    code, output = _audit(tmp_path, tmp_path / "run", "--n", "0", "--require", "evaluate.accuracy>=0.5")
+    config = tmp_path / "audit.toml"  # n = 0 from a file (--n 0 is refused): no example, no figure
+    config.write_text("[analyses.evaluate]\nn = 0\n", encoding="utf-8")
+    code, output = _audit(tmp_path, tmp_path / "run", "--config", str(config), "--require", "evaluate.accuracy>=0.5")
     assert code == 3, output
-    assert "evaluate.accuracy is undefined (NaN or not computed), required >= 0.50" in output
+    assert "evaluate.accuracy was computed over no examples (evaluate ran on 0 units), required >= 0.50" in output
 
 
 @pytest.mark.parametrize(("require", "said"), [

@@ -238,8 +238,9 @@ def choose_analyses(file_analyses: Mapping[str, Mapping[str, Any] | None] | None
     if unknown:
         raise ConfigError(f"Unknown analyses {unknown}. Known: {', '.join(ANALYSES.names())}.")
     if n is not None:
-        if n < 0:
-            raise ConfigError(f"The '--n' option must be >= 0. Got {n} instead.")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"The '--n' option must be an int >= 1 (it caps each analysis's own n; with 0 the "
+                              f"audit would run nothing). Got {n!r} instead.")
         for name, settings in chosen.items():
             fields = ANALYSES.get(name).settings_type.model_fields
             if "n" in fields:

@@ -26,7 +26,8 @@ from typing import Any
 
 from textrobust.errors import ConfigError
 
-__all__ = ["DEFAULT_ANALYSES", "PROFILES", "Profile", "not_run", "profile_settings"]
+__all__ = ["DEFAULT_ANALYSES", "PROFILES", "Profile", "SECONDS_PER_EXAMPLE", "describe_plan", "not_run",
+           "profile_settings"]
 
 
 class Profile(str, enum.Enum):
@@ -102,14 +103,81 @@ def profile_settings(name: str | Profile) -> dict[str, dict[str, Any]]:
     return {analysis: dict(settings) for analysis, settings in table[value]().items()}
 
 
-def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None) -> list[dict[str, str]]:
+#: Rough wall seconds per example of each analysis at the paper profile's settings, for the
+#: plan an audit prints before it starts: the MiniLM victim on 2 CPU cores, quiet machine
+#: (benchmarks/results/minilm_audit.md: accs 50.6 s and bias 90.6 s over 20 texts). The
+#: default CNN is faster; a GPU, or other settings, change them.
+SECONDS_PER_EXAMPLE: Mapping[str, float] = MappingProxyType({
+    "evaluate": 0.2, "attack": 2.9, "second-order": 9.5, "radius": 2.5, "pr": 2.2, "accs": 2.5,
+    "attribution": 6.2, "bias": 4.5, "msr": 3.2,
+})
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def describe_plan(analyses: Mapping[str, Mapping[str, Any]], *, profile: str | None = None,
+                  n: int | None = None) -> list[str]:
+    """What an audit of ``analyses`` (name -> settings, as chosen) will do, as lines for
+    the terminal before it starts: each analysis with its size, a rough time from
+    :data:`SECONDS_PER_EXAMPLE`, and what ``--n`` does (``n``: the cap the user gave)."""
+    from textrobust.analyses import ANALYSES
+
+    parts, total, open_ended = [], 0.0, []
+    for name, settings in analyses.items():
+        fields = ANALYSES.get(name).settings_type.model_fields
+        size = settings.get("n", fields["n"].get_default(call_default_factory=True)) if "n" in fields else None
+        rate = SECONDS_PER_EXAMPLE.get(name)
+        if size is None:
+            parts.append(f"{name} (all examples)")
+            open_ended.append(name)
+        else:
+            parts.append(f"{name} (n={size:,})")
+            total += size * (rate or 0.0)
+    chosen = f"profile {profile}: " if profile else ""
+    lines = [f"Plan ({chosen}{len(parts)} analyses): {', '.join(parts)}."]
+    rough = f"Rough time: {_duration(total)}"
+    if open_ended:
+        rough += f" plus {', '.join(open_ended)} over every example of the data"
+    lines.append(rough + " (at the rates of the MiniLM victim on 2 CPU cores, benchmarks/results/minilm_audit.md; "
+                         "a smaller model or a GPU is faster).")
+    if n is None:
+        lines.append("--n N caps each analysis's own n (an analysis set to fewer keeps its own).")
+    else:
+        lines.append(f"--n {n} caps each analysis's own n: each runs on at most {n:,} examples (one set to fewer "
+                     "keeps its own).")
+    return lines
+
+
+def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None,
+            settings: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, str]]:
     """The registered analyses not in ``ran``: ``{"name", "title", "command"}`` each, the
     command running it alone at the ``full`` profile's size (with ``--victim`` and
-    ``--data`` when ``victim`` or ``data`` name other than the defaults)."""
+    ``--data`` when ``victim`` or ``data`` name other than the defaults).
+
+    ``settings``: the settings of the analyses that ran (default: read from ``ran`` when it
+    maps names to the orchestrator's results). The suggestions carry what the user chose
+    for them: ``--n`` no larger than the largest ``n`` that ran (an audit run with
+    ``--n 3`` suggests ``--n 3``), and ``--candidates`` when the analyses that ran used
+    other substitutes than a suggested analysis's default."""
     import shlex
 
     from textrobust.analyses import ANALYSES
 
+    if settings is None and isinstance(ran, Mapping):
+        from textrobust.audit.orchestrator import AnalysisResult
+
+        settings = {name: r.settings for name, r in ran.items() if isinstance(r, AnalysisResult)}
+    ran_settings = list((settings or {}).values())
+    sizes = [s["n"] for s in ran_settings if isinstance(s.get("n"), int) and not isinstance(s.get("n"), bool)]
+    cap = max(sizes) if sizes else None
+    chosen = {str(s["candidates"]) for s in ran_settings if s.get("candidates") is not None}
+    candidates = chosen.pop() if len(chosen) == 1 else None  # one choice for all of them: the user's
     full = profile_settings(Profile.FULL)
     options = ""
     if victim is not None and str(victim) != "default" and not _is_default_victim(victim):
@@ -121,7 +189,14 @@ def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None) -> li
         if name in ran:
             continue
         n = full.get(name, {}).get("n")
-        command = f"textrobust {name}{options}" + ("" if n is None else f" --n {n}") + f" --out runs/{name}"
+        if n is not None and cap is not None:
+            n = min(n, cap)
+        fields = ANALYSES.get(name).settings_type.model_fields
+        choice = ""
+        if candidates is not None and "candidates" in fields and fields["candidates"].default != candidates:
+            choice = f" --candidates {shlex.quote(candidates)}"
+        command = (f"textrobust {name}{options}" + ("" if n is None else f" --n {n}") + choice
+                   + f" --out runs/{name}")
         missing.append({"name": name, "title": ANALYSES.get(name).title, "command": command})
     return missing
 

@@ -42,8 +42,8 @@ from typing import Any, Union
 
 from textrobust.errors import ConfigError, StoreError, TextRobustError
 
-__all__ = ["JUNIT_SUITE", "Operator", "Outcome", "Requirement", "check", "check_keys", "declared_figures",
-           "figures", "load_figures", "parse_requirement", "parse_requirements", "summary_keys", "write_junit"]
+__all__ = ["JUNIT_SUITE", "Operator", "Outcome", "Requirement", "check", "check_junit_target", "check_keys",
+           "declared_figures", "figures", "load_figures", "parse_requirement", "parse_requirements", "summary_keys", "write_junit"]
 
 #: The name of the one ``<testsuite>`` of the JUnit file.
 JUNIT_SUITE = "textrobust robustness gate"
@@ -111,6 +111,9 @@ def parse_requirement(text: str, subject: str = "The '--require' option") -> Req
     key, value = raw[:at].strip(), raw[at + len(operator.value):].strip()
     if not _is_key(key):
         raise ConfigError(f"{subject} must name a figure as ANALYSIS.FIGURE before {operator.value}, "
+                          f"e.g. 'attack.accuracy_under_attack>=0.30'. {shown}")
+    if not value.isascii():  # int() and float() read full-width and other Unicode digits: a look-alike
+        raise ConfigError(f"{subject} must compare with a number written in ASCII digits after {operator.value}, "
                           f"e.g. 'attack.accuracy_under_attack>=0.30'. {shown}")
     threshold: float
     try:
@@ -246,6 +249,9 @@ def _check_one(requirement: Requirement, values: Mapping[str, float | None]) -> 
         why = f"{requirement.analysis} has no such figure" if ran else "its analysis did not run"
         return Outcome(requirement, None, False, f"{key} is not in the summary ({why}), {wanted}")
     value = values[key]
+    if values.get(f"{requirement.analysis}.units") == 0:  # every figure of an analysis that ran on nothing
+        return Outcome(requirement, None, False, f"{key} was computed over no examples ({requirement.analysis} ran "
+                                                 f"on 0 units), {wanted}")
     if value is None or not math.isfinite(float(value)):
         return Outcome(requirement, None, False, f"{key} is undefined (NaN or not computed), {wanted}")
     margin = value - threshold if op is Operator.AT_LEAST else threshold - value
@@ -286,8 +292,23 @@ def load_figures(folder: str | os.PathLike[str]) -> dict[str, float | None]:
     return figures(summary)
 
 
+def check_junit_target(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a JUnit file target: its folder must exist (a ConfigError otherwise,
+    naming it: create it first), and ``path`` must not be a folder."""
+    target = Path(path).expanduser()
+    folder = target.parent
+    if not folder.is_dir():
+        why = "is a file" if folder.exists() else "does not exist"
+        raise ConfigError(f"The JUnit file {target} cannot be written: its folder {folder} {why}. Create the "
+                          f"folder first (mkdir -p {folder}) or give a path in an existing one (--junit).")
+    if target.is_dir():
+        raise ConfigError(f"The JUnit file {target} is a folder; give a file path (--junit).")
+    return target
+
+
 def write_junit(outcomes: Sequence[Outcome], path: str | os.PathLike[str]) -> Path:
-    """``outcomes`` as a JUnit XML file at ``path`` (its folder made if need be): one
+    """``outcomes`` as a JUnit XML file at ``path`` (in a folder that exists: a missing one
+    is a ConfigError, not made silently, since a typo in it would hide the file): one
     ``<testsuite>`` named :data:`JUNIT_SUITE`, one ``<testcase>`` per requirement (class
     name: the analysis), with a ``<failure>`` when it failed."""
     failed = sum(not outcome.passed for outcome in outcomes)
@@ -303,8 +324,8 @@ def write_junit(outcomes: Sequence[Outcome], path: str | os.PathLike[str]) -> Pa
                 outcome.message
     ET.indent(suite)
     target = Path(path)
+    check_junit_target(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True) + b"\n")
     except OSError as exc:
         raise ConfigError(f"The JUnit file {target} cannot be written: {exc.strerror or exc}.") from None

@@ -46,17 +46,37 @@ def _level(worst: float) -> str:
     return next(name for bound, name in THRESHOLDS if worst < bound)
 
 
+def _names(sections: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(str(s.get("name", "?")) for s in sections)
+
+
+def _uncounted(sections: Sequence[Mapping[str, Any]], paper: Sequence[Mapping[str, Any]]) -> str:
+    """The headline of an ``unknown`` level: which analyses ran but did not count toward
+    it, and why (paper substitutes, or no failure share computed); else that none ran."""
+    undefined = [s for s in sections if s.get("risk") is not None and s not in paper]  # NaN: counted no example
+    if not paper and not undefined:
+        return _HEADLINES["unknown"]
+    why = []
+    if paper:
+        why.append(f"{_names(paper)} used the papers' own substitutes (--candidates paper), most of which change the "
+                   "meaning, so a flip there is not a robustness failure")
+    if undefined:
+        why.append(f"{_names(undefined)} gave no failure share (no example counted)")
+    hint = " Rerun with --candidates validated for a level." if paper else ""
+    return f"No analysis counted toward the level: {'; '.join(why)}. The figures below are measured all the same.{hint}"
+
+
 def verdict(sections: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"level", "headline", "points"}`` from the sections' risks and points."""
     paper = [s for s in sections if (s.get("settings") or {}).get("candidates") == "paper"]
     risks = [(float(s["risk"]), s) for s in sections
              if s.get("risk") is not None and not math.isnan(float(s["risk"])) and s not in paper]
     points = [str(s["point"]) for s in sections if s.get("point")]
-    if paper:
+    if paper and risks:  # without a counted risk the headline says it
         points.append(f"Not counted in the level: {', '.join(str(s.get('name', '?')) for s in paper)} used the "
                       "papers' own substitutes (--candidates paper), most of which change the meaning.")
     if not risks:
-        return {"level": "unknown", "headline": _HEADLINES["unknown"], "points": points}
+        return {"level": "unknown", "headline": _uncounted(sections, paper), "points": points}
     worst, driver = max(risks, key=lambda pair: pair[0])
     level = _level(worst)
     points.append("Level from the largest failure share above: below 25% good, below 60% fair, else poor.")

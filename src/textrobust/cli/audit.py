@@ -105,8 +105,19 @@ def audit_cmd(
         requirements = parse_require(ctx.params.get("require"), subject)
         check_keys(requirements, *declared_figures(chosen), where=f"the analyses run ({', '.join(chosen)})",
                    subject=subject)
+        if ctx.params.get("junit") is not None:  # its folder must exist: said now, not after the run
+            from textrobust.audit.requirements import check_junit_target
+
+            check_junit_target(Path(ctx.params["junit"]))
     except ConfigError as exc:
         fail(exc)
+    if not ctx.params.get("quiet"):  # the plan before anything loads: a paper-size audit takes hours
+        from textrobust.audit.profiles import describe_plan
+        from textrobust.cli.common import err_console
+
+        named = profile.value if profile else (Profile.QUICK.value if config is None else None)
+        for line in describe_plan(chosen, profile=named, n=n):
+            err_console.print(escape(line), highlight=False, soft_wrap=True)
     result = run_analyses(ctx, chosen, title=file_config.get("run", {}).get("title"),
                           profile=(profile or Profile.QUICK).value, overview=True, verbose=verbose)
     gate_junit = ctx.params.get("junit")

@@ -45,6 +45,10 @@ def gate_cmd(
         if not requirements:
             raise ConfigError("The '--require' option is needed at least once, e.g. "
                                   "--require 'attack.accuracy_under_attack>=0.30'.")
+        if junit is not None:  # a missing folder: say so before reading the run, never make it
+            from textrobust.audit.requirements import check_junit_target
+
+            check_junit_target(junit)
     except TextRobustError as exc:
         fail(exc)
     apply_gate(run_dir, requirements, junit)
