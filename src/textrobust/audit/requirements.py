@@ -6,6 +6,11 @@ analysis's summary (``analyses.ANALYSIS.summary``), nested figures joined with d
 (``evaluate.accuracy_per_label.positive``, ``radius.bounds.certified_mean``). Figures are
 the numbers of a summary (counts, shares, true/false as 1/0); text and lists are not.
 
+The figures over the findings people confirmed (``textrobust review``) are keys too:
+``attack.reviewed.accuracy_under_attack_low`` (:mod:`textrobust.report.reviewed`; written with
+the summary, brought up to date with new judgements by ``textrobust review RUN --report``),
+checked by ``textrobust gate`` on a finished run.
+
 A figure that is NaN or was not computed (``null`` in ``summary.json``: no example it could
 be measured on, a part of the analysis that did not run) fails every requirement with a
 message that says so; it never passes and never crashes the gate.
@@ -149,6 +154,8 @@ def figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
     for name, entry in (summary.get("analyses") or {}).items():
         if isinstance(entry, Mapping):
             _flatten(entry.get("summary"), str(name), out)
+            if isinstance(entry.get("reviewed"), Mapping):  # textrobust review's figures (issue 40)
+                _flatten(entry["reviewed"], f"{name}.reviewed", out)
     return out
 
 
@@ -211,6 +218,7 @@ def summary_keys(values: Mapping[str, float | None]) -> tuple[frozenset[str], fr
     table that is absent (``None``) stays open (a key under it is undefined, not unknown)."""
     keys, prefixes = declared_figures(sorted({key.split(".", 1)[0] for key in values}))
     found = {key for key in values if any(key.startswith(prefix + ".") for prefix in prefixes)}
+    found |= {key for key in values if key.split(".")[1:2] == ["reviewed"]}  # textrobust review's figures
     absent = {prefix for prefix in prefixes if prefix in values and values[prefix] is None}
     return keys | found, frozenset(absent)
 
