@@ -16,6 +16,7 @@ from textrobust.assets.catalog import resolve
 from textrobust.assets.offline import hf_offline
 from textrobust.devices import Placement
 from textrobust.errors import DataError, MissingDependencyError
+from textrobust.loading import loading
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,7 +110,8 @@ def _spacy(folder: str) -> Any:
         raise _missing(
             "spacy", "POS tagging", "pip install 'spacy>=3.7.5,<3.9'"
         ) from None
-    return spacy.load(folder)
+    with loading(f"the spaCy pipeline {Path(folder).name}"):
+        return spacy.load(folder)
 
 
 def sentence_encoder(path: str | Path | None = None, placement: Placement | None = None) -> Any:
@@ -126,8 +128,9 @@ def _encoder(folder: str, placement: Placement) -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise _missing("sentence-transformers", "The sentence encoder") from None
-    encoder = SentenceTransformer(folder, device=placement.device, local_files_only=True)
-    return encoder if not placement.reduced else encoder.to(placement.torch_dtype())
+    with loading(f"the sentence encoder {Path(folder).name} ({placement.device}, {placement.dtype})"):
+        encoder = SentenceTransformer(folder, device=placement.device, local_files_only=True)
+        return encoder if not placement.reduced else encoder.to(placement.torch_dtype())
 
 
 def causal_lm(path: str | Path | None = None, placement: Placement | None = None) -> tuple[Any, Any]:
@@ -144,11 +147,12 @@ def _causal_lm(folder: str, placement: Placement) -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise _missing("transformers", "The causal LM") from None
-    model: Any = AutoModelForCausalLM.from_pretrained(
-        folder, dtype=placement.torch_dtype(), local_files_only=True
-    )
-    model = model.to(placement.torch_device()).eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    with loading(f"the causal LM {Path(folder).name} ({placement.device}, {placement.dtype})"):
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=placement.torch_dtype(), local_files_only=True
+        )
+        model = model.to(placement.torch_device()).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     return model, tokenizer
 
 

@@ -2,18 +2,62 @@
 
 :func:`make_progress` gives a :class:`rich.progress.Progress`; the orchestrator adds one
 task per analysis (its ``unit`` field names what it counts, its ``queries`` field the
-model queries used so far).
+model queries used so far). While the display runs (from ``start`` to ``stop``, or as a
+context manager) it also says when a model starts loading and how long it took (the
+:mod:`textrobust.loading` announcements, issue 41): ``loading the causal LM
+gemma3-270m-f32 (cpu, float32) ...`` then ``loaded the causal LM ... in 5.4 s``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from textrobust.loading import LoadEvent
+
 if TYPE_CHECKING:  # rich is imported only when a progress display is wanted
     from rich.console import Console
     from rich.progress import Progress
 
-__all__ = ["make_progress"]
+__all__ = ["load_line", "make_progress"]
+
+
+def load_line(event: LoadEvent) -> str:
+    """The progress line of a model-loading announcement."""
+    if not event.done:
+        return f"loading {event.what} ..."
+    if event.failed:
+        return f"loading {event.what} failed after {event.seconds:,.1f} s"
+    return f"loaded {event.what} in {event.seconds:,.1f} s"
+
+
+def _announcing(cls: Any) -> Any:
+    """A subclass of the :class:`rich.progress.Progress` class ``cls`` that prints a line
+    per model-loading announcement (:func:`load_line`) between ``start`` and ``stop``."""
+    from contextlib import ExitStack
+
+    from textrobust.loading import listening
+
+    class Announcing(cls):
+        _loads: ExitStack | None = None
+
+        def start(self) -> None:
+            super().start()
+            if self._loads is None:
+                self._loads = ExitStack()
+                self._loads.enter_context(listening(self._announce))
+
+        def stop(self) -> None:
+            if self._loads is not None:
+                self._loads.close()
+                self._loads = None
+            super().stop()
+
+        def _announce(self, event: LoadEvent) -> None:
+            if not self.disable or getattr(self, "_lines", False):
+                self.console.print(load_line(event), markup=False, highlight=False, soft_wrap=True)
+
+    Announcing.__name__ = Announcing.__qualname__ = cls.__name__
+    return Announcing
 
 
 def make_progress(*, console: Console | None = None, transient: bool = False) -> Progress:
@@ -60,7 +104,7 @@ def make_progress(*, console: Console | None = None, transient: bool = False) ->
     console = console if console is not None else Console(stderr=True)
     if not off and not console.is_terminal:
         return _line_progress(console)
-    return Progress(
+    return _announcing(Progress)(
         SpinnerColumn(),
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -80,7 +124,9 @@ def _line_progress(console: Console) -> Progress:
     milestone of each task instead (start, every tenth of ``total``, done): for logs."""
     from rich.progress import Progress, TaskID
 
-    class LineProgress(Progress):
+    class LineProgress(_announcing(Progress)):  # type: ignore[misc]
+        _lines = True  # draws no bar (disabled) but prints its lines
+
         def __init__(self) -> None:
             super().__init__(console=console, disable=True)
             self._shown: dict[TaskID, int] = {}

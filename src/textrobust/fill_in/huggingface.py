@@ -108,11 +108,14 @@ class HuggingFaceFillIn(MaskedFillIn):
             from transformers import AutoModelForMaskedLM, AutoTokenizer
         except ImportError:
             raise MissingDependencyError("transformers", "HuggingFaceFillIn", "pip install 'transformers>=4.45'") from None
+        from textrobust.loading import loading
+
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-            model, info = AutoModelForMaskedLM.from_pretrained(
-                str(folder), local_files_only=True, use_safetensors=True, output_loading_info=True
-            )
+            with loading(f"the masked LM {folder.name}"):
+                tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+                model, info = AutoModelForMaskedLM.from_pretrained(
+                    str(folder), local_files_only=True, use_safetensors=True, output_loading_info=True
+                )
         except (OSError, ValueError, KeyError) as error:
             raise ConfigError(f"Could not load a masked LM and its tokenizer from {str(folder)!r}: {error}") from error
         missing = sorted(info.get("missing_keys") or ())

@@ -74,10 +74,13 @@ def load_minilm(path: str | Path | None = None) -> tuple[Any, Any]:
         from transformers import AutoModel, AutoTokenizer
     except ImportError:
         raise MissingDependencyError("transformers", "The MiniLM fill-in", "pip install 'transformers>=4.45'") from None
-    encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True).eval()
+    from textrobust.loading import loading
+
+    with loading(f"MiniLM {Path(folder).name} (for a fill-in)"):
+        encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     for parameter in encoder.parameters():
         parameter.requires_grad_(False)
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     return encoder, tokenizer
 
 

@@ -63,6 +63,16 @@ ids are a prefix of a longer context already run, the state is read from that ro
 (exact; counted in :meth:`stats`). A neighbourhood asking for 20 positions of one
 sentence costs one causal pass, not 20.
 
+**Tables built once.** The causal LM's tables for the masked LM's words (each word's case
+variants among the causal LM's tokens, their output-head rows, and the lookahead's
+normaliser rows) take seconds to build (Gemma's 262k-entry vocabulary is read and 90 MB of
+head rows gathered). They are built together by the first call, whatever it asks for, and
+kept per process for the pair of models (:func:`_shared_tables`): another
+``ProductFillIn`` on the same causal LM and masked vocabulary (the next analysis of an
+audit) builds none. Before (issue 41), each was built by the first call that needed it: a
+warm-up whose gaps ended their texts (no lookahead) left the normaliser to the first real
+call, which then took 1-11 s instead of under 1 s.
+
 Departures from the double-perturbation paper, which fills masks with DistilBERT: this
 is a different model (a product of two offline models, since no BERT-class masked LM
 can be installed here), and its candidates are limited to the masked LM's whole-word
@@ -71,8 +81,10 @@ vocabulary.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
-from typing import Any, NamedTuple, cast
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -121,6 +133,40 @@ class _Job(NamedTuple):
     inputs: list[int]  # the candidate's tokens, then all targets but the last
     targets: list[int]  # the first tokens after the gap
     lm_score: float = 0.0
+
+
+@dataclass
+class _Tables:
+    """The causal LM's tables for one masked vocabulary (see "Tables built once" above):
+    per spacing, the causal token ids of the words' case variants, the word of each and
+    which words have any (:meth:`ProductFillIn._word_map`); per spacing, word -> positions
+    of its variants; the lookahead normaliser's rows and membership; head rows gathered by
+    name, with the stamp of the head weights they came from. ``built`` names each table
+    in the order it was built (each once, unless the head's weights change)."""
+
+    maps: dict[bool, tuple[Any, Any, Any]] = field(default_factory=dict)
+    variants: dict[bool, dict[int, list[int]]] = field(default_factory=dict)
+    normalizer: tuple[Any, Any] | None = None
+    head_rows: dict[str, tuple[tuple[int, int], Any]] = field(default_factory=dict)
+    built: list[str] = field(default_factory=list)
+
+
+#: causal LM module -> (its tokenizer's id, the device, the masked words) -> tables; weak,
+#: so the tables go with the model
+_TABLES: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Tables]] = weakref.WeakKeyDictionary()
+
+
+def _shared_tables(lm: Any, masked_words: tuple[tuple[str, ...], tuple[str, ...]]) -> _Tables:
+    """The process's tables for causal LM ``lm`` (its model, tokenizer and head device)
+    and the masked LM's words (both spacings): one object, shared by every fill-in of that
+    pair. ``id(lm.tokenizer)`` is safe in the key: the tokenizer lives as long as the
+    model it is loaded with (the asset loader keeps both)."""
+    head = lm.model.get_output_embeddings()
+    key = (id(lm.tokenizer), str(head.weight.device), masked_words)
+    per_model = _TABLES.setdefault(lm.model, {})
+    if key not in per_model:
+        per_model[key] = _Tables()
+    return per_model[key]
 
 
 def _stack_caches(caches: list[Any], picks: list[tuple[int, int]]) -> tuple[Any, int]:
@@ -215,11 +261,8 @@ class ProductFillIn(LazyCausalLM):
         self.lookahead_weight = float(lookahead_weight)
         self.rerank_weight = float(rerank_weight)
         self.exact_lookahead = bool(exact_lookahead)
-        self._normalizer: tuple[Any, Any] | None = None
-        self._kept_rows: dict[str, tuple[tuple[int, int], Any]] = {}
+        self._tables: _Tables | None = None
         self.batch_size = batch_size
-        self._maps: dict[bool, tuple[Any, Any, Any]] = {}
-        self._variant_index: dict[bool, dict[int, list[int]]] = {}
         self._cache: LRUCache[tuple[tuple[str, ...], int], tuple[tuple[str, ...], np.ndarray]] = LRUCache(cache_size)
         self.contexts = 0  # distinct left contexts asked of the causal LM
         self.rows_run = 0  # causal rows run (a context that is a prefix of another is read from it)
@@ -257,6 +300,8 @@ class ProductFillIn(LazyCausalLM):
         import torch
 
         requests = [item for _, item in todo]
+        if self.weight:
+            self.prepare()
         masked = self.masked.whole_word_logits(requests)
         totals = [mlm for _, mlm in masked] if self.weight == 0 else self._product(requests, masked)
         out = {}
@@ -267,6 +312,27 @@ class ProductFillIn(LazyCausalLM):
             self._cache.put(key, answer)
             out[key] = answer
         return out
+
+    def prepare(self) -> None:
+        """Builds (or finds, see :func:`_shared_tables`) every table this fill-in's calls
+        read, so no later call pays for one: the first call does it; a caller may do it
+        before timing (it loads the causal LM). Nothing to do with ``weight`` 0."""
+        if not self.weight:
+            return
+        for spaced in (True, False):
+            self._variants(spaced)
+            self._head_rows(f"words-{spaced}", self._word_map(spaced)[0])
+        rows = self._normalizer_rows() if self.rerank else None
+        if rows is not None:
+            self._head_rows("normalizer", rows)
+            self._in_normalizer()
+
+    def _shared(self) -> _Tables:
+        """This fill-in's tables (shared with every fill-in of the same pair of models)."""
+        if self._tables is None:
+            words = (tuple(self.vocab.words(True)), tuple(self.vocab.words(False)))
+            self._tables = _shared_tables(self.lm, words)
+        return self._tables
 
     #: lookahead rows run through the causal LM at once (a pass costs about the same for 50
     #: rows as for 250: the weights are read once per pass)
@@ -487,7 +553,8 @@ class ProductFillIn(LazyCausalLM):
         probability a little too high, by a similar amount for every candidate of a gap."""
         if self.exact_lookahead:
             return None
-        if self._normalizer is None:
+        tables = self._shared()
+        if tables.normalizer is None:
             import string
 
             import torch
@@ -504,32 +571,42 @@ class ProductFillIn(LazyCausalLM):
             member = torch.zeros(int(self.lm.model.get_output_embeddings().weight.shape[0]), dtype=torch.bool,
                                  device=device)
             member[rows] = True
-            self._normalizer = (rows, member)
-        return self._normalizer[0]
+            tables.normalizer = (rows, member)
+            tables.built.append("normalizer")
+        return tables.normalizer[0]
 
     def _head_rows(self, name: str, ids: Any) -> Any:
         """The output head's rows ``ids``, gathered once and kept (tens of MB) while the
         head's weights stay the same tensor, unchanged."""
         weight = self.lm.model.get_output_embeddings().weight
         stamp = (weight.data_ptr(), weight._version)
-        kept = self._kept_rows.get(name)
+        tables = self._shared()
+        kept = tables.head_rows.get(name)
         if kept is None or kept[0] != stamp:
             import torch
 
             with torch.inference_mode():
                 kept = (stamp, weight[ids].contiguous())
-            self._kept_rows[name] = kept
+            tables.head_rows[name] = kept
+            tables.built.append(f"head rows {name}")
         return kept[1]
 
     def _in_normalizer(self) -> Any:
-        """Which rows are in the normaliser (after :meth:`_normalizer_rows` gave rows: it is set)."""
-        return cast("tuple[Any, Any]", self._normalizer)[1]
+        """Which rows are in the normaliser (built by :meth:`_normalizer_rows` if need be)."""
+        normalizer = self._shared().normalizer
+        if normalizer is None:
+            self._normalizer_rows()
+            normalizer = self._shared().normalizer
+        if normalizer is None:  # exact_lookahead: every row is in it
+            raise ConfigError("ProductFillIn has no normaliser rows with exact_lookahead=True.")
+        return normalizer[1]
 
     def _word_map(self, spaced: bool) -> tuple[Any, Any, Any]:
         """For the masked LM's words with this spacing: the causal LM's token ids of their
         case variants, the word each id belongs to, and which words have any (on the
         LM's device)."""
-        if not self._maps:  # both spacings at once: the causal vocabulary is read once
+        tables = self._shared()
+        if not tables.maps:  # both spacings at once: the causal vocabulary is read once
             import torch
 
             device = self.lm.model.get_output_embeddings().weight.device
@@ -546,18 +623,21 @@ class ProductFillIn(LazyCausalLM):
                         owner.append(j)
                 has = torch.zeros(len(words), dtype=torch.bool)
                 has[owner] = True
-                self._maps[flag] = (torch.tensor(ids, dtype=torch.long, device=device),
-                                    torch.tensor(owner, dtype=torch.long, device=device), has.to(device))
-        return self._maps[spaced]
+                tables.maps[flag] = (torch.tensor(ids, dtype=torch.long, device=device),
+                                     torch.tensor(owner, dtype=torch.long, device=device), has.to(device))
+            tables.built.append("word maps")
+        return tables.maps[spaced]
 
     def _variants(self, spaced: bool) -> dict[int, list[int]]:
         """Masked-LM word index -> positions of its case variants in :meth:`_word_map`'s ids."""
-        if spaced not in self._variant_index:
+        tables = self._shared()
+        if spaced not in tables.variants:
             found: dict[int, list[int]] = {}
             for u, j in enumerate(self._word_map(spaced)[1].tolist()):
                 found.setdefault(j, []).append(u)
-            self._variant_index[spaced] = found
-        return self._variant_index[spaced]
+            tables.variants[spaced] = found
+            tables.built.append(f"variants {spaced}")
+        return tables.variants[spaced]
 
     def _rows(self, contexts: list[tuple[str, bool]]) -> tuple[list[list[int]], list[tuple[int, int]]]:
         """The causal rows to run, and for each context (row, index of the state that

@@ -230,11 +230,14 @@ class HuggingFaceVictim:
         if empty:
             raise VictimError(f"The weights {empty} in {str(folder)!r} are empty (0 bytes): the model was not "
                               "saved completely; save it again with save_pretrained.")
+        from textrobust.loading import loading
+
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-            model, info = AutoModelForSequenceClassification.from_pretrained(
-                str(folder), local_files_only=True, use_safetensors=True, output_loading_info=True
-            )
+            with loading(f"the victim {folder.name}"):
+                tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+                model, info = AutoModelForSequenceClassification.from_pretrained(
+                    str(folder), local_files_only=True, use_safetensors=True, output_loading_info=True
+                )
         except Exception as error:  # noqa: BLE001 - transformers and safetensors raise many kinds
             if not isinstance(error, (OSError, ValueError, KeyError, RuntimeError)) and \
                     type(error).__name__ != "SafetensorError":
