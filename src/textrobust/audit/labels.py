@@ -22,10 +22,10 @@ from dataclasses import replace
 from typing import Any, cast
 
 from textrobust.data.examples import Dataset
-from textrobust.errors import BadRow, ConfigError
+from textrobust.errors import BadRow, ConfigError, DataError, TextRobustError
 from textrobust.text import Text
 
-__all__ = ["align_labels", "parse_label_map", "suggest_label_map"]
+__all__ = ["align_labels", "load_aligned", "parse_label_map", "suggest_label_map"]
 
 
 def parse_label_map(text: str | None) -> dict[str, str]:
@@ -128,11 +128,12 @@ def align_labels(dataset: Dataset, victim_labels: Sequence[str], *, label_map: M
                           f"{len(victim_labels)})")
         return dataset if data_labels == victim_labels else replace(dataset, label_names=tuple(victim_labels))
     mapping = dict(label_map or {})
+    lowered = {name.lower(): i for i, name in enumerate(victim_labels)}
+    _check_targets(mapping, victim_labels, lowered)
     unknown = sorted(set(mapping) - set(data_labels))
     if unknown:
         raise ConfigError(f"The '--label-map' names data labels {unknown} that the data does not have; "
                           f"its labels are {data_labels}.")
-    lowered = {name.lower(): i for i, name in enumerate(victim_labels)}
     index: dict[int, int] = {}
     missing: list[str] = []
     for j, name in enumerate(data_labels):
@@ -153,6 +154,56 @@ def align_labels(dataset: Dataset, victim_labels: Sequence[str], *, label_map: M
         return dataset if data_labels == victim_labels else replace(dataset, label_names=tuple(victim_labels))
     examples = tuple(replace(e, label=index[e.label]) for e in dataset.examples)
     return replace(dataset, examples=examples, label_names=tuple(victim_labels))
+
+
+def _check_targets(mapping: Mapping[str, str], victim_labels: Sequence[str], lowered: Mapping[str, int]) -> None:
+    """Each class a ``--label-map`` maps to must be one of the victim's: a typo there
+    ('rotten=negativ') is named as the unknown class, not blamed on the data's label."""
+    import difflib
+
+    wrong = [(source, target) for source, target in mapping.items() if target.lower() not in lowered]
+    if not wrong:
+        return
+    source, target = wrong[0]
+    close = difflib.get_close_matches(target, list(victim_labels), n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    also = f" (and {len(wrong) - 1} more: {', '.join(repr(t) for _, t in wrong[1:])})" if len(wrong) > 1 else ""
+    raise ConfigError(f"The '--label-map' maps {source!r} to the class {target!r}{also}, which is not one of the "
+                      f"victim's classes ({', '.join(victim_labels)}).{hint}")
+
+
+def load_aligned(source: Any, victim_labels: Sequence[str], *, label_map: Mapping[str, str] | None = None,
+                 by_position: bool = False, skip_bad_rows: bool = False,
+                 predict: Callable[[Sequence[Text]], Any] | None = None) -> Dataset:
+    """The data of ``source`` (a :class:`~textrobust.audit.sources.DataSource`) with its
+    labels aligned to ``victim_labels`` (:func:`align_labels`). Without ``skip_bad_rows``,
+    a file with bad rows is a DataError that lists every one of them in one round: the
+    rows the file itself cannot give (no text, no label...) and, read again without those,
+    the rows whose label is none of the victim's classes; fixing the first kind no longer
+    reveals the second."""
+    if label_map and not by_position:  # a class misspelt in the map: said before the rows
+        _check_targets(dict(label_map), list(victim_labels), {name.lower(): i for i, name in enumerate(victim_labels)})
+    try:
+        loaded = source.load()
+    except DataError as exc:
+        if skip_bad_rows or not exc.bad_rows or source.ref is None:
+            raise
+        try:  # the same file without its bad rows: which of the rest have a label the victim lacks?
+            skipping = replace(source, options={**dict(source.options), "on_bad_rows": "skip"})
+            aligned = align_labels(skipping.load(), victim_labels, label_map=label_map, by_position=by_position,
+                                   skip_unknown=True)
+        except TextRobustError:  # it fails for another reason too: the file's own rows first
+            raise exc from None
+        every = tuple(cast("Sequence[BadRow]", aligned.meta.get("bad_rows") or ()))
+        labelled = len(every) - len(exc.bad_rows)
+        if labelled <= 0:
+            raise
+        raise DataError(f"{len(every):,} rows of {source.ref} cannot be used: {len(exc.bad_rows):,} that the file "
+                        f"itself does not give (text, label, id...) and {labelled:,} whose label is not one of the "
+                        f"victim's classes ({', '.join(victim_labels)}). Fix them (map a label to a class with "
+                        "--label-map LABEL=CLASS), or pass on_bad_rows='skip' to skip them:", every) from None
+    return align_labels(loaded, victim_labels, label_map=label_map, by_position=by_position,
+                        skip_unknown=skip_bad_rows, predict=predict)
 
 
 def _unknown_label_rows(dataset: Dataset, victim_labels: Sequence[str], known: set[int], skip: bool) -> Dataset:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from textrobust.analyses.protocol import AnyAnalysis, Failure, Record, Summary, WorkerContext
-from textrobust.audit.labels import align_labels
+from textrobust.audit.labels import load_aligned
 from textrobust.audit.limits import (
     LengthReport,
     check_length_policy,
@@ -299,8 +299,8 @@ def run(
                               "in float32 and in the reduced type to compare their predictions; a victim object "
                               "runs as it was built (audit it with dtype='float32').")
         model = victim_source.load(placement)
-        full = align_labels(data_source.load(), tuple(model.label_names), label_map=label_map,
-                            by_position=labels_by_position, skip_unknown=skip_bad_rows,
+        full = load_aligned(data_source, tuple(model.label_names), label_map=label_map,
+                            by_position=labels_by_position, skip_bad_rows=skip_bad_rows,
                             predict=model.probabilities)
         dataset, length = limit_length(full, default_max_words(model) if max_words is None else max_words,
                                        length_policy)
