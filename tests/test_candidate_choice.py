@@ -155,7 +155,8 @@ def test_sections_name_their_substitutes_and_the_verdict_says_which() -> None:
     validated = with_substitutes(section, "validated", "WordNet")
     assert validated.headline[0].label == "key figure"  # the overview's key figure stays first
     assert validated.headline[-1].value == "validated" and "52.0%" in (validated.headline[-1].note or "")
-    assert validated.point == "30% flip (substitutes: validated synonyms)."
+    assert validated.point is not None and validated.point.startswith("30% flip (substitutes: validated synonyms; "
+                                                                     "robust here means robust to the ")
     paper = with_substitutes(section, "paper", "WordNet cleaned by cosine")
     assert paper.point is not None and paper.point.endswith("(substitutes: the paper's substitutes).")
     assert "WordNet cleaned by cosine" in (paper.headline[-1].note or "")
@@ -207,8 +208,8 @@ def test_a_second_order_level_says_it_is_about_nearby_sentences_and_gives_the_an
 
     attack = {"name": "attack", "risk": 0.105, "point": "a", "settings": {"candidates": "validated"}}
     second = {"name": "second-order", "risk": 1.0, "point": "b", "settings": {"candidates": "validated"}}
-    found = verdict([attack, second])
+    found = verdict([attack, second], gates={})  # as if people's reading let it set the level (issue 38)
     assert found["level"] == "poor" and "near its test data" in found["headline"]
     assert any("On its own answers (attack), the level would be good: at most 10% fail (attack)" in p
                for p in found["points"])
-    assert "most of its answers" in verdict([{**attack, "risk": 0.9}, {**second, "risk": 0.7}])["headline"]
+    assert "most of its answers" in verdict([{**attack, "risk": 0.9}, {**second, "risk": 0.7}], gates={})["headline"]

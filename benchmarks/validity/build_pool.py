@@ -26,9 +26,11 @@ import argparse
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 from textrobust.assets import stop_words as load_stop_words
 from textrobust.attack.candidates import WordNetSynonyms, embedding_neighbours
+from textrobust.attack.candidates.inflection import match_case
 from textrobust.data import load_dataset
 from textrobust.fill_in.evaluation import content_positions
 from textrobust.text import Text
@@ -36,9 +38,10 @@ from textrobust.text import Text
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
 
 
-def sentences(corpus: str, n: int, rng: random.Random) -> list[str]:
-    """``n`` sentences of 6-40 words from the corpus's test split, in a seeded order."""
-    examples = list(load_dataset(corpus, split="test"))
+def sentences(corpus: str, n: int, rng: random.Random, split: str = "test", per_document: int = 1) -> list[str]:
+    """``n`` sentences of 6-40 words from the corpus's ``split``, in a seeded order (at most
+    ``per_document`` from one document)."""
+    examples = list(load_dataset(corpus, split=split))
     rng.shuffle(examples)
     out: list[str] = []
     for example in examples:
@@ -47,10 +50,13 @@ def sentences(corpus: str, n: int, rng: random.Random) -> list[str]:
         pieces = [p for p in pieces if 6 <= len(p.split()) <= 40]
         if not pieces:
             continue
-        out.append(rng.choice(pieces))
-        if len(out) == n:
+        if per_document == 1:
+            out.append(rng.choice(pieces))
+        else:
+            out += rng.sample(pieces, min(per_document, len(pieces)))
+        if len(out) >= n:
             break
-    return out
+    return out[:n]
 
 
 def dev_half(n: int, rng: random.Random) -> set[int]:
@@ -74,15 +80,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--per-corpus", type=int, default=110)
     parser.add_argument("--seed", type=int, default=28)
-    parser.add_argument("--stratum", choices=["sources", "synonyms"], default="sources",
+    parser.add_argument("--stratum", choices=["sources", "synonyms", "rich"], default="sources",
                         help="sources: one substitute per source and position (the first pool); synonyms: two "
                              "WordNet synonyms known to the vectors and one counter-fitted neighbour at cos >= 0.75 "
-                             "per position (the second pool, where valid substitutions are denser)")
+                             "per position (the second pool, where valid substitutions are denser); rich: the "
+                             "third pool (issue 39), validation-split sentences, sources rich in valid substitutes")
     parser.add_argument("--skip", type=Path, default=None, help="a pool whose sentences are not drawn again")
     parser.add_argument("--first-id", type=int, default=0)
     args = parser.parse_args()
     if args.stratum == "synonyms":
         synonyms_pool(args)
+        return
+    if args.stratum == "rich":
+        rich_pool(args)
         return
 
     from textrobust.fill_in.registry import load_fill_in
@@ -160,6 +170,131 @@ def synonyms_pool(args: argparse.Namespace) -> None:
                     rows.append((corpus, "dev" if s in dev else "test", sentence, position, original, word,
                                  ",".join(sources)))
                 break
+        print(corpus, len(chosen), "sentences", sum(r[0] == corpus for r in rows), "items", flush=True)
+    write_pool(rows, args.out, args.first_id)
+
+
+def visible_target_words(fill_in: Any, text: Text, position: int, k: int) -> list[str]:
+    """The masked LM's top ``k`` whole words at ``position`` with the target word kept
+    visible (not masked): the lexical-substitution reading of a masked LM (Zhou et al. 2019
+    keep the target's embedding partly visible; Arefyev et al. 2020 compare both). The
+    logits are read at the word's first sub-token of the unmasked sentence."""
+    import torch
+
+    from textrobust.fill_in.requests import masked_columns
+
+    gap = masked_columns(text, position, fill_in._mask_token)
+    masked = fill_in._encode([gap])[0]
+    at = masked[2]
+    enc = fill_in.tokenizer(*[[c] for c in text.columns][:2], add_special_tokens=True, truncation=False, padding=False)
+    ids = [int(t) for t in enc["input_ids"][0]][: fill_in.max_length]
+    types = enc.get("token_type_ids") if fill_in._type_ids else None
+    row = (ids, [int(t) for t in types[0]][: fill_in.max_length] if types is not None else None, at)
+    if at >= len(ids):
+        return []
+    with torch.no_grad():
+        logits = fill_in._mask_logits(fill_in._pad([row], torch))[0].float()
+    spaced = gap.spaced
+    vocab_ids = torch.as_tensor(fill_in.vocab.ids(spaced), dtype=torch.long)
+    words = fill_in.vocab.words(spaced)
+    scores = logits[vocab_ids]
+    order = torch.argsort(scores, descending=True)[: k + 5].tolist()
+    own = text.words[position].lower()
+    out = [words[i].lower() for i in order if words[i].isalpha() and words[i].lower() != own]
+    return out[:k]
+
+
+def rich_pool(args: argparse.Namespace) -> None:
+    """The third pool (issue 39): new sentences (the corpora's validation splits, none in
+    the labelled set), two content positions each, three substitutes per position drawn
+    from sources rich in plausible-valid substitutes, so that recall can be measured:
+
+    - ``wordnet_top``: lemmas of the word's two most frequent WordNet senses (tagged part
+      of speech, inflected back) that fit the slot;
+    - ``validated_relaxed``: the validated source without its causal-LM check, every check
+      relaxed (WordNet's 5 most frequent senses, cosine >= 0.3, Zipf >= 2.5, unscored kept);
+    - ``validated_nolm``: the validated source's defaults without the causal-LM check;
+    - ``mlm_visible``: the tuned MiniLM's top 15 with the target word visible;
+    - ``embedding_high``: counter-fitted neighbours at cos >= 0.8.
+
+    Per position the first substitute is the one most independent families (WordNet, the
+    vectors, the masked LM; the validated source counts one more) agree on; then two drawn
+    at random among those with two votes, or else one drawn from the rest. Up
+    to three sentences of one BBC document are taken. Every source that
+    proposes an item is listed in its ``sources`` column."""
+    from textrobust.attack.candidates.validated import ValidatedSynonyms
+    from textrobust.attack.candidates.wordnet import wordnet_pos
+
+    rng = random.Random(args.seed)
+    stops = load_stop_words()
+    relaxed = ValidatedSynonyms(min_lm_delta=None, max_senses=5, min_cos=0.3, min_zipf=2.5, max_candidates=30,
+                                allow_unscored=True)
+    strict = ValidatedSynonyms(min_lm_delta=None)
+    embedding = embedding_neighbours(k=50)
+    used = set()
+    if args.skip is not None:
+        used = {line.split("\t")[3] for line in args.skip.read_text(encoding="utf-8").splitlines()
+                if line and not line.startswith("#")}
+    rows = []
+    for corpus in ("rotten_tomatoes", "bbc_news", "tweets"):
+        pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split="validation", per_document=3)
+                if s not in used]
+        chosen: list[str] = []
+        for sentence in pool:
+            if len(chosen) == args.per_corpus:
+                break
+            text = Text.from_string(sentence)
+            tags = relaxed.tagger(text)
+            positions = [p for p in content_positions(text, stops)
+                         if text.words[p].isalpha() and wordnet_pos(tags[p]) is not None]
+            rng.shuffle(positions)
+            found: list[tuple[int, dict[str, list[str]]]] = []
+            for position in positions:
+                word = text.words[position]
+                judged = relaxed.evidence(text, position)
+                proposals: dict[str, list[str]] = {
+                    "wordnet_top": [e.substitute.lower() for e in judged if "wordnet" in e.routes and e.slot_fits
+                                    and e.sense_rank is not None and e.sense_rank < 2],
+                    "validated_relaxed": [e.substitute.lower() for e in judged if e.kept],
+                    "validated_nolm": [s.word.lower() for s in strict.candidates(text, [position])[position]],
+                    "mlm_visible": [w for w in visible_target_words(relaxed.fill_in, text, position, 20)
+                                    if w not in stops][:15],
+                    "embedding_high": [w for w, cos in embedding.word_candidates(text, [position])[position]
+                                       if cos >= 0.8],
+                }
+                if not (proposals["wordnet_top"] or proposals["validated_relaxed"]):
+                    continue
+                found.append((position, proposals))
+                if len(found) == 2:
+                    break
+            if not found:
+                continue
+            chosen.append(sentence)
+            for position, proposals in found:
+                # agreement counts independent families: WordNet, the vectors, the masked LM
+                votes: dict[str, int] = {}
+                for names in (("wordnet_top", "validated_relaxed", "validated_nolm"), ("embedding_high",),
+                              ("mlm_visible",)):
+                    for w in {w for name in names for w in proposals[name]}:
+                        votes[w] = votes.get(w, 0) + 1
+                for w in proposals["validated_nolm"]:
+                    votes[w] += 1
+                ranked = sorted(votes, key=lambda w: (-votes[w], rng.random()))
+                picked = ranked[:1]
+                rest = ranked[1:]
+                agreed = [w for w in rest if votes[w] >= 2]
+                others = [w for w in rest if votes[w] < 2]
+                rng.shuffle(agreed)
+                rng.shuffle(others)
+                # two more when at least two sources agree on them, else one drawn at random
+                picked += agreed[:2] if len(agreed) >= 2 else (agreed + others)[:1]
+                for sub in picked:
+                    sources = [n for n, ws in proposals.items() if sub in ws]
+                    rows.append((corpus, sentence, position, text.words[position], match_case(text.words[position], sub),
+                                 ",".join(sources)))
+        dev = dev_half(len(chosen), rng)
+        split_of = {s: ("dev" if i in dev else "test") for i, s in enumerate(chosen)}
+        rows = [r if len(r) == 7 else (r[0], split_of[r[1]], *r[1:]) for r in rows]
         print(corpus, len(chosen), "sentences", sum(r[0] == corpus for r in rows), "items", flush=True)
     write_pool(rows, args.out, args.first_id)
 

@@ -40,9 +40,12 @@ def with_substitutes(section: Section, candidates: str, paper_source: str) -> Se
     """``section`` with the :func:`candidates_headline` last (the first is the section's key
     figure in the overview) and its verdict point naming
     the substitutes (the front page's verdict must say what it counted)."""
+    from textrobust.attack.candidates.choice import coverage
+
     point = section.point
     if point:
-        point = f"{point.rstrip('.')} (substitutes: {source_name(candidates)})."
+        tried = coverage(candidates)
+        point = f"{point.rstrip('.')} (substitutes: {source_name(candidates)}{'; ' + tried if tried else ''})."
     return dataclasses.replace(section, headline=(*section.headline, candidates_headline(candidates, paper_source)),
                                point=point)
 

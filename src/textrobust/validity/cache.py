@@ -1,0 +1,161 @@
+"""The on-disk cache of judges' verdicts: a second audit of the same data judges nothing again.
+
+A judge (the validated synonym source's checks, issue 39) costs a masked-LM pass, a tagger
+run and a causal-LM score per sentence and position. Its verdicts depend on three things
+only: the sentence, the position, and the *fingerprint* of the judge, which the judge
+builds from everything that can change a verdict (its settings, a format number for its
+code, and the versions of every model and lexicon it uses: WordNet, the tagger, the
+vectors, the masked and causal LMs, their device and float type). A verdict is stored
+under ``(fingerprint, sentence, position)``; a judge whose model or setting changed has
+another fingerprint, so it never reads the old entries (they are invalid for it), and
+:meth:`VerdictCache.prune` deletes them.
+
+The cache is one SQLite file (write-ahead log, so several processes may read it while one
+writes); payloads are JSON, so the cache knows nothing of the judge's types. The default
+file is ``<cache>/verdicts/verdicts.sqlite`` under textrobust's cache folder
+(``$TEXTROBUST_CACHE`` or ``~/.cache/textrobust``).
+
+>>> import tempfile, pathlib
+>>> with tempfile.TemporaryDirectory() as d:
+...     cache = VerdictCache(pathlib.Path(d) / "v.sqlite", fingerprint(judge="demo", version=1))
+...     cache.put_many([(("a", "fine", "film"), 1, [{"substitute": "good", "kept": False}])])
+...     cache.get_many([(("a", "fine", "film"), 1), (("a", "fine", "film"), 2)])
+...     cache.close()
+{(('a', 'fine', 'film'), 1): [{'substitute': 'good', 'kept': False}]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from textrobust.errors import StoreError
+
+__all__ = ["VerdictCache", "default_verdict_path", "fingerprint"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    fingerprint TEXT NOT NULL,
+    sentence TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (fingerprint, sentence, position)
+)
+"""
+
+#: Sentence key: the words of a text (``Text.words``) as a tuple.
+Words = Sequence[str]
+
+
+def fingerprint(**parts: Any) -> str:
+    """A short stable hash of ``parts`` (any JSON-able values, order of keys irrelevant):
+    the identity of a judge. Anything that can change a verdict belongs in it."""
+    blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+def default_verdict_path() -> Path:
+    """``<textrobust cache>/verdicts/verdicts.sqlite``."""
+    from textrobust.assets.catalog import cache_dir
+
+    return cache_dir() / "verdicts" / "verdicts.sqlite"
+
+
+def _sentence_key(words: Words) -> str:
+    return json.dumps(list(words), ensure_ascii=False, separators=(",", ":"))
+
+
+class VerdictCache:
+    """Verdicts of one judge (its ``judge_fingerprint``) in the SQLite file at ``path``
+    (created with its folder on first write). The connection opens on first use and is
+    not pickled (a copy sent to another process opens its own)."""
+
+    def __init__(self, path: str | Path, judge_fingerprint: str) -> None:
+        if not judge_fingerprint:
+            raise StoreError("A verdict cache needs the judge's fingerprint (textrobust.validity.cache.fingerprint).")
+        self.path = Path(path).expanduser()
+        self.fingerprint = judge_fingerprint
+        self._connection: sqlite3.Connection | None = None
+        self.hits = 0
+        self.misses = 0
+
+    # ---- the connection ----------------------------------------------------------------------
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.execute(_SCHEMA)
+                connection.commit()
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreError(f"Cannot open the verdict cache {self.path}: {exc}. Point $TEXTROBUST_CACHE at a "
+                                 "writable folder, or build the judge without a disk cache.") from None
+            self._connection = connection
+        return self._connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_connection"] = None
+        return state
+
+    # ---- reading and writing -----------------------------------------------------------------
+    def get_many(self, keys: Iterable[tuple[Words, int]]) -> dict[tuple[tuple[str, ...], int], Any]:
+        """The stored payload of each ``(words, position)`` that has one under this
+        judge's fingerprint (missing keys are left out)."""
+        wanted = [(tuple(words), int(position)) for words, position in keys]
+        if not wanted:
+            return {}
+        db = self._db()
+        out: dict[tuple[tuple[str, ...], int], Any] = {}
+        for words, position in dict.fromkeys(wanted):
+            row = db.execute(
+                "SELECT payload FROM verdicts WHERE fingerprint = ? AND sentence = ? AND position = ?",
+                (self.fingerprint, _sentence_key(words), position),
+            ).fetchone()
+            if row is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                out[(words, position)] = json.loads(row[0])
+        return out
+
+    def put_many(self, entries: Iterable[tuple[Words, int, Any]]) -> None:
+        """Store each ``(words, position, payload)`` (JSON-able) under this judge's
+        fingerprint, replacing an older entry; one transaction."""
+        rows = [(self.fingerprint, _sentence_key(words), int(position), json.dumps(payload, ensure_ascii=False))
+                for words, position, payload in entries]
+        if not rows:
+            return
+        db = self._db()
+        try:
+            with db:
+                db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot write to the verdict cache {self.path}: {exc}.") from None
+
+    def __len__(self) -> int:
+        """Entries stored under this judge's fingerprint."""
+        row = self._db().execute("SELECT COUNT(*) FROM verdicts WHERE fingerprint = ?", (self.fingerprint,)).fetchone()
+        return int(row[0])
+
+    def prune(self) -> int:
+        """Delete every entry of other fingerprints (judges whose model or setting has since
+        changed); the number deleted."""
+        db = self._db()
+        with db:
+            cursor = db.execute("DELETE FROM verdicts WHERE fingerprint != ?", (self.fingerprint,))
+        return int(cursor.rowcount)
+
+    def __repr__(self) -> str:
+        return f"VerdictCache({str(self.path)!r}, fingerprint={self.fingerprint!r})"
