@@ -145,3 +145,25 @@ def test_full_width_and_other_unicode_digits_are_refused(text: str, tmp_path: Pa
         parse_requirement(text)
     result = runner.invoke(app, ["gate", str(tmp_path), "--require", text])
     assert result.exit_code == 2 and "ASCII digits" in _flat(result.output)
+
+
+def test_summary_json_card_keeps_defense_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrobust.audit.testing import keyword_scores
+    from textrobust.victims.function import FunctionVictim
+
+    class HardenedToy(FunctionVictim):
+        card = {"architecture": "toy", "defense": "certified",
+                "defense_settings": {"certified_test_accuracy": 0.5, "config": {"epochs": 8}}}
+
+    use_toy_victim(monkeypatch, HardenedToy(keyword_scores, ("negative", "positive")))
+    result = runner.invoke(app, ["audit", "--analyses", "evaluate", "--data", str(reviews_csv(tmp_path)), "--out",
+                                 str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    card = json.loads((tmp_path / "run" / "summary.json").read_text())["victim"]["card"]
+    assert card["defense"] == "certified"
+    assert card["defense_settings"] == {"certified_test_accuracy": 0.5, "config": {"epochs": 8}}
+
+
+def test_audit_candidates_shows_its_choices() -> None:
+    text = _flat(runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "200"}).output)
+    assert "--candidates [validated|paper]" in text and "--candidates <str>" not in text

@@ -60,3 +60,39 @@ def test_the_certified_subset_is_the_base_models_subset() -> None:
         == examples
     with pytest.raises(ConfigError, match="'max_train_examples' training setting must be an int of at least 1"):
         _train_subset(examples, {"max_train_examples": 0}, 3)
+
+
+def test_train_help_shows_threads_choices_and_a_readable_cert_epochs_default() -> None:
+    from typer.testing import CliRunner
+
+    from textrobust.bounds.certified_training import CertifiedTrainingConfig
+    from textrobust.cli.app import app
+    from textrobust.cli.train import CERT_EPOCHS_DEFAULT
+
+    assert CERT_EPOCHS_DEFAULT == CertifiedTrainingConfig().epochs  # the help's number is the config's
+    text = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert f"epochs of IBP training (default {CERT_EPOCHS_DEFAULT})" in text and "CertifiedTrainingConfig" not in text
+    assert "--threads" in text and "--adv-candidates [validated|paper]" in text
+
+
+@pytest.mark.parametrize(("threads", "said"), [("0", "The '--threads' option must be 'auto' or a thread count"),
+                                               ("many", "The '--threads' option must be 'auto' or a thread count")])
+def test_train_threads_are_checked_before_training(threads: str, said: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from textrobust.cli.app import app
+
+    result = CliRunner().invoke(app, ["train", "bow", "--threads", threads, "--out", str(tmp_path / "v")])
+    assert result.exit_code == 2 and said in " ".join(result.output.split())
+    assert not (tmp_path / "v").exists()
+
+
+def test_train_applies_a_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrobust.cli import train as cli_train
+
+    before = torch.get_num_threads()
+    try:
+        cli_train._apply_threads("1")
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -20,11 +20,12 @@ gate RUN_DIR`` checks a finished run (:mod:`textrobust.cli.gate`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, get_args
 
 import typer
 from rich.markup import escape
 
+from textrobust.attack.candidates.choice import CandidateChoice
 from textrobust.audit.config_file import CONFIG_EXAMPLE, choose_analyses, load_config
 from textrobust.audit.profiles import PROFILES, Profile
 from textrobust.cli import options as o
@@ -77,7 +78,7 @@ def audit_cmd(
                                                           "`textrobust list`).")] = None,
     n: Annotated[Optional[int], typer.Option(help="Examples per analysis (caps each analysis's own n).")] = None,
     candidates: Annotated[Optional[str], typer.Option(
-        help="The substitutes of every analysis that substitutes synonyms (attack, attribution's TEF, msr, pr, "
+        metavar="[" + "|".join(get_args(CandidateChoice)) + "]", help="The substitutes of every analysis that substitutes synonyms (attack, attribution's TEF, msr, pr, "
              "radius, second-order): validated (the default of each; synonyms checked in context) or paper (each "
              "paper's own source, to reproduce its numbers; the verdict's level then ignores them).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print every analysis's figures and tables after "

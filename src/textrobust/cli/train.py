@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 from rich.table import Table
 
+from textrobust.cli import options as o
 from textrobust.cli.common import console, fail
 from textrobust.defenses import Defense
 from textrobust.devices import DEVICE_HELP
@@ -29,6 +30,12 @@ def _about(settings: Any, name: str) -> str:
     field = settings.model_fields[name]
     return f"{field.description[:1].upper()}{field.description[1:]} (default {field.default})."
 
+
+#: CertifiedTrainingConfig's epochs, shown in --cert-epochs' help without importing torch
+#: (tests/test_newcomer_37_training.py checks that they agree)
+CERT_EPOCHS_DEFAULT = 8
+#: The choices of --adv-candidates (textrobust.attack.candidates.choice.CandidateChoice)
+CANDIDATE_CHOICES = "[validated|paper]"
 
 #: CLI option -> (defense, settings field); options of another defense are refused
 _DEFENSE_OPTIONS = {"--adv-recipe": ("adversarial", "recipe"), "--adv-candidates": ("adversarial", "candidates"),
@@ -54,7 +61,7 @@ def train(
                                                    "copies) or certified (IBP training).")] = Defense.none,
     adv_recipe: Annotated[Optional[str], typer.Option(help=_about(AdversarialSettings, "recipe"))] = None,
     adv_candidates: Annotated[Optional[str], typer.Option(
-        help="Where the attack's substitutes come from: paper (the recipe's own, the default: cheap) or validated "
+        metavar=CANDIDATE_CHOICES, help="Where the attack's substitutes come from: paper (the recipe's own, the default: cheap) or validated "
              "(checked in context by the causal LM: slow).")] = None,
     adv_share: Annotated[Optional[float], typer.Option(help=_about(AdversarialSettings, "share"))] = None,
     adv_max: Annotated[Optional[int], typer.Option(help=_about(AdversarialSettings, "max_examples"))] = None,
@@ -65,13 +72,14 @@ def train(
     base: Annotated[Optional[str], typer.Option(help="Certified: the normally trained victim of the same "
                                                      "architecture to start from, a folder or 'default' (default: "
                                                      "train one first).")] = None,
-    cert_epochs: Annotated[Optional[int], typer.Option(help="Certified: epochs of IBP training (default: "
-                                                            "CertifiedTrainingConfig's).")] = None,
+    cert_epochs: Annotated[Optional[int], typer.Option(help=f"Certified: epochs of IBP training (default "
+                                                            f"{CERT_EPOCHS_DEFAULT}).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted training from the checkpoint "
                                                           "it left in --out (not for certified).")] = False,
     device: Annotated[str, typer.Option("--device", help=DEVICE_HELP + " Recorded on the model card.")] = "auto",
     dtype: Annotated[str, typer.Option("--dtype", help="Training runs in float32 only (reduced precision is "
                                                        "for `textrobust audit --dtype`).")] = "float32",
+    threads: o.ThreadsOpt = "auto",
 ) -> None:
     """Train a victim of the zoo and save it (safetensors + JSON config + model card),
     optionally hardened with a defense (--defense). A checkpoint is written into --out
@@ -107,7 +115,7 @@ def train(
             "--adv-recipe": adv_recipe, "--adv-candidates": adv_candidates, "--adv-share": adv_share,
             "--adv-max": adv_max, "--adv-budget": adv_budget, "--adv-clean-epochs": adv_clean_epochs,
             "--augment-share": augment_share, "--augment-p": augment_p, "--base": base, "--cert-epochs": cert_epochs})
-        _apply_threads()  # the last check (a bad TEXTROBUST_THREADS: exit 2, as for an audit), then torch's threads
+        _apply_threads(threads)  # the last check (a bad TEXTROBUST_THREADS: exit 2, as for an audit), then torch's threads
         label = f"training {arch}" if defense is Defense.none else f"training {arch} ({defense.value})"
         with rich_progress(label) as progress:
             if defense is Defense.none:
@@ -164,17 +172,18 @@ def _defense_settings(arch: str, defense: str, given: Mapping[str, Any]) -> dict
     return settings
 
 
-def _apply_threads() -> None:
-    """Torch's threads for training, by the policy an audit follows
-    (:func:`textrobust.threads.apply_threads` with ``"auto"``): ``TEXTROBUST_THREADS`` when
+def _apply_threads(threads: str = "auto") -> None:
+    """Torch's threads for training (``--threads``: a count, or ``auto``), by the policy an
+    audit follows (:func:`textrobust.threads.apply_threads`); a count that is not one is a
+    ConfigError. With ``auto``: ``TEXTROBUST_THREADS`` when
     set (a value that is not a thread count is a ConfigError), else the CPUs of the affinity
     and the cgroup quota; with spinning OpenMP waits only the cores other processes leave
     idle, with a warning: threads competing for busy cores made training many times slower
     (benchmarks/results/zoo.md)."""
     from textrobust.cli.common import err_console
-    from textrobust.threads import apply_threads, choose_threads
+    from textrobust.threads import apply_threads, check_threads, choose_threads
 
-    plan = apply_threads("auto")
+    plan = apply_threads(check_threads(threads, "The '--threads' option"))
     if plan.source == "auto" and plan.threads is not None and plan.load is not None:
         cores = choose_threads(plan.affinity, plan.quota, None)
         if plan.threads < cores:
