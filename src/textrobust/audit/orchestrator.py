@@ -469,7 +469,7 @@ def _card(model: Any) -> dict[str, Any] | None:
     if card is None:
         return None
     data = card.to_dict() if hasattr(card, "to_dict") else dict(card)
-    kept = {k: v for k, v in data.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    kept: dict[str, Any] = {k: v for k, v in data.items() if isinstance(v, (str, int, float, bool)) or v is None}
     if isinstance(data.get("defense_settings"), Mapping):  # how the victim was hardened (issue 37, item 13)
         kept["defense_settings"] = dict(data["defense_settings"])
     return kept
