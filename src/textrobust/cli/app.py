@@ -14,6 +14,7 @@ import sys
 
 from textrobust.cli import assets, audit, compare, components, data, export, gate, generated, report, review, train
 from textrobust.cli.common import App, Group, Terminated, err_console, stop_on_sigterm, threads_for_this_machine
+from textrobust.cli.sigterm import stop_ended, stop_requested
 from textrobust.threads import passive_waits
 
 app = App(
@@ -41,13 +42,20 @@ def main() -> None:
     # idle OpenMP threads sleep instead of spinning: spinning threads made audits many
     # times slower on busy cores (issue 31; textrobust.threads says why)
     passive_waits()
-    stop_on_sigterm()  # SIGTERM ends a run as Ctrl-C does: what is saved, how to resume
+    stop_on_sigterm()  # SIGTERM ends a run as Ctrl-C does, every time (textrobust.cli.sigterm)
     try:
         app()
     except KeyboardInterrupt as exc:
+        stop_ended()
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
-        err_console.print(f"{what}: finished results are in the run store; rerun with --resume")
-        sys.exit(Terminated.exit_code if isinstance(exc, Terminated) else 130)
+        # a command ends a stop itself (Group.invoke): this one came before a command started
+        err_console.print(f"{what} before the command started: nothing is saved; run the same command again")
+        sys.exit(Terminated.exit_code if isinstance(exc, Terminated) or stop_requested() else 130)
+    except SystemExit as exc:
+        stop_ended()
+        if stop_requested() and exc.code in (None, 0, 130):  # typer's 130 for a KeyboardInterrupt it caught
+            sys.exit(Terminated.exit_code)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 from typing import Any, NoReturn
 
 import typer
@@ -12,11 +10,12 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
+from textrobust.cli.sigterm import Terminated, stop_ended, stop_on_sigterm, stop_requested
 from textrobust.errors import ConfigError, SettingsError
 from textrobust.threads import affinity_cpus, cgroup_cpu_quota, choose_threads, environment_threads
 
-__all__ = ["App", "Command", "Group", "Terminated", "console", "err_console", "fail", "fmt", "human_size",
-           "settings_message", "stop_on_sigterm", "threads_for_this_machine"]
+__all__ = ["App", "Command", "Group", "Terminated", "command_line", "console", "err_console", "fail", "fmt",
+           "human_size", "settings_message", "stop_on_sigterm", "threads_for_this_machine"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -105,10 +104,65 @@ class Command(TyperCommand):
 
 
 class Group(TyperGroup):
-    """The ``textrobust`` group, its --help without ``<bool>`` after a flag."""
+    """The ``textrobust`` group, its --help without ``<bool>`` after a flag. A command
+    stopped by SIGTERM ends with exit code 143 (:mod:`textrobust.cli.sigterm`), also one
+    that ran on after the stop was lost or that typer would end with 130."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _untyped_flags(super().get_params(ctx))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            result = super().invoke(ctx)
+        except Terminated:  # a command that does not say more (the analyses and train do)
+            stop_ended()
+            err_console.print("terminated (SIGTERM)", highlight=False)
+            raise typer.Exit(code=Terminated.exit_code) from None
+        except BaseException:
+            if stop_requested():
+                stop_ended()
+            raise
+        if stop_requested():  # the stop was lost on the way and the command went on: end it now
+            stop_ended()
+            err_console.print("terminated (SIGTERM)", highlight=False)
+            raise typer.Exit(code=Terminated.exit_code)
+        return result
+
+
+def command_line(ctx: Any, *extra: str) -> str:
+    """The command ``ctx`` ran, as typed (its arguments, and the options given on the
+    command line), then ``extra``: a command the user can copy to run it again.
+
+    >>> import click
+    >>> @click.command("train")
+    ... @click.argument("arch")
+    ... @click.option("--epochs", type=int, default=3)
+    ... @click.option("--quiet", is_flag=True)
+    ... def cmd(arch, epochs, quiet):
+    ...     return command_line(click.get_current_context(), "--resume")
+    >>> cmd.main(["cnn", "--epochs", "2"], standalone_mode=False)
+    'textrobust train cnn --epochs 2 --resume'
+    """
+    import shlex
+
+    words = ["textrobust", ctx.command.name or ctx.info_name or ""]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if param.param_type_name == "argument":
+            words += [str(v) for v in (value if isinstance(value, (list, tuple)) else [value]) if v is not None]
+            continue
+        source = ctx.get_parameter_source(param.name)  # typer's own click or click: by name
+        if getattr(source, "name", None) != "COMMANDLINE" or not param.opts:
+            continue
+        flag = max(param.opts, key=len)
+        if getattr(param, "is_flag", False):
+            if value and flag not in extra:
+                words.append(flag)
+        else:
+            shown = value.value if hasattr(value, "value") else value
+            words += [flag, str(shown)]
+    words += [word for word in extra if word not in words]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 class App(typer.Typer):
@@ -116,29 +170,6 @@ class App(typer.Typer):
 
     def command(self, *args: Any, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Any:
         return super().command(*args, cls=cls or Command, **kwargs)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived (``kill PID``, a CI timeout, a container stop). A KeyboardInterrupt,
-    so that every path that cleans up after Ctrl-C (executors, the store, the resume hint)
-    does the same after it."""
-
-    exit_code = 128 + signal.SIGTERM
-
-
-def stop_on_sigterm() -> None:
-    """Turn SIGTERM in this process into :class:`Terminated`, once: a second SIGTERM ends
-    the process at once, as by default. Child processes (spawned workers) keep the default."""
-    owner = os.getpid()
-
-    def handler(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if os.getpid() != owner:  # a forked child: end as SIGTERM would
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        raise Terminated()
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def human_size(n: int | None) -> str:

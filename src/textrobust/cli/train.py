@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.table import Table
@@ -46,6 +47,7 @@ _DEFENSE_OPTIONS = {"--adv-recipe": ("adversarial", "recipe"), "--adv-candidates
 
 
 def train(
+    ctx: typer.Context,
     arch: Annotated[str, typer.Argument(help="Architecture from the zoo (see `textrobust list`).")],
     data: Annotated[str, typer.Option(help="Bundled data set to train on.")] = "rotten_tomatoes",
     out: Annotated[Optional[Path], typer.Option(help="Victim folder (default: the cache's victims/<arch>, "
@@ -90,6 +92,7 @@ def train(
 
     if arch not in ZOO:
         fail(TextRobustError(f"Unknown architecture '{arch}'. Known: {', '.join(ZOO.names())}."))
+    started = time.time()
     try:
         check_seed(seed)
         if seed > 2**32 - 1:  # numpy's and torch's seeding take 32 bits
@@ -130,7 +133,34 @@ def train(
     except TextRobustError as exc:
         fail(exc)
         return
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
+        _stopped(exc, ctx, out, defense, started)
     _print_card(trained.card, trained.path)
+
+
+def _stopped(exc: KeyboardInterrupt, ctx: typer.Context, out: Path | None, defense: Defense,
+             started: float) -> NoReturn:
+    """Say what a stopped training saved and how to go on, then exit 143 for SIGTERM
+    (130 for Ctrl-C), as an analysis does (issue 37, item 3)."""
+    from textrobust.cli.common import Terminated, command_line, err_console
+    from textrobust.cli.sigterm import stop_ended
+    from textrobust.zoo.io import CHECKPOINT_FILE
+
+    stop_ended()
+    what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+    checkpoint = None if out is None else Path(out) / CHECKPOINT_FILE
+    again = command_line(ctx)
+    if defense is Defense.certified:  # --resume is not for certified training
+        message = f"{what}: a certified training cannot be resumed; start it again with: {again}"
+    elif checkpoint is None or not checkpoint.is_file():
+        message = f"{what} before the first epoch ended: nothing is saved; start again with: {again}"
+    else:
+        saved = ("the epochs finished so far are saved" if checkpoint.stat().st_mtime >= started
+                 else "no epoch ended in this run; the checkpoint of an earlier training is")
+        resume = command_line(ctx, "--resume")
+        message = f"{what}: {saved} in {checkpoint}; continue with: {resume}"
+    err_console.print(message, soft_wrap=True, highlight=False, markup=False)  # one line: the command can be copied
+    raise typer.Exit(code=Terminated.exit_code if isinstance(exc, Terminated) else 130)
 
 
 def _defense_settings(arch: str, defense: str, given: Mapping[str, Any]) -> dict[str, Any]:
