@@ -110,3 +110,29 @@ def test_settings_build_checks_and_validate() -> None:
         SecondOrderChecks(margin=0.6)
     with pytest.raises(ConfigError, match="fluency"):
         SecondOrderChecks(fluency=0.5)
+
+
+def test_margin_figures_and_the_section_show_margin_zero_the_near_ties_and_three_findings() -> None:
+    from textrobust.analyses.second_order.analysis import (
+        SecondOrderSummary,
+        margin_figures,
+        second_order_section,
+    )
+
+    strict = attack_with(SecondOrderChecks(margin=0.05)).attack(Example("e", START, 1))
+    plain = attack_with(None).attack(Example("e", START, 1))
+    # the strict run saw a flip at margin 0 (0.025 from the boundary): a near tie
+    assert margin_figures([strict], 0.05) == (1.0, 1.0)
+    assert margin_figures([plain], 0.0) == (1.0, 1.0)  # below NEAR_TIE = 0.05
+    assert np.isnan(margin_figures([], 0.0)[0])
+    summary = SecondOrderSummary(units=1, ok=1, errors=0, budget_exhausted=0, examples=1, succeeded=1, failed=0,
+                                 skipped=0, success_rate=1.0, vulnerable_at_start=0, l0=2.0, words_perturbed=2.0,
+                                 queries_per_example=10.0, fill_requests_per_example=3.0,
+                                 median_perplexity_before=float("nan"), median_perplexity_after=float("nan"),
+                                 seconds_per_example=0.1, margin=0.0, success_rate_margin0=1.0, near_tie_share=1.0)
+    section = second_order_section(summary, [plain], ("negative", "positive"), "so-enum")
+    names = [h.label for h in section.headline]
+    assert "success rate at margin 0" in names and "near-tie share" in names
+    findings = next(t for t in section.tables if t.title == "findings to read")
+    assert [list(r) for r in findings.rows] == [["a good film", "one decent film", "film -> movie",
+                                                "P(positive) 0.57 -> 0.48"]]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
@@ -125,6 +126,40 @@ class SecondOrderSummary(Summary):
     median_perplexity_before: float
     median_perplexity_after: float
     seconds_per_example: float
+    margin: float = 0.0
+    success_rate_margin0: float = math.nan
+    near_tie_share: float = math.nan
+
+
+#: A flip whose smaller distance from the decision boundary is below this counts as a near
+#: tie when the run's margin is 0 (issue 38: 13 of 15 hand-read flips had a side within 0.1).
+NEAR_TIE = 0.05
+
+
+def margin_figures(results: Sequence[SecondOrderResult], margin: float) -> tuple[float, float]:
+    """The success rate at margin 0 and the near-tie share of those margin-0 flips (below
+    ``margin``, or :data:`NEAR_TIE` when ``margin`` is 0), over the attacked results.
+
+    A run with a margin records the first flip it saw at margin 0 that passed the other
+    checks (``first_flip_distance``): that flip is where the margin-0 search would have
+    stopped. A run without checks stopped at its first flip: its successes."""
+    from textrobust.analyses.second_order.checks import boundary_distance
+
+    attacked = [r for r in results if r.status is not Status.SKIPPED]
+    if not attacked:
+        return math.nan, math.nan
+    distances: list[float] = []
+    for r in attacked:
+        first = r.extras.get("first_flip_distance")
+        if first is not None:
+            distances.append(float(first))
+        elif "first_flip_distance" not in r.extras and r.status is Status.SUCCEEDED \
+                and r.vulnerable_patched_probabilities is not None:
+            rows = boundary_distance(np.array([r.vulnerable_probabilities, r.vulnerable_patched_probabilities]))
+            distances.append(float(rows.min()))
+    bar = margin if margin > 0 else NEAR_TIE
+    near = sum(d < bar for d in distances) / len(distances) if distances else math.nan
+    return len(distances) / len(attacked), near
 
 
 def check_fill_in(name: str, owner: str) -> None:
@@ -194,7 +229,7 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
             lm = CausalLM.default(placement=context.placement)
         checks = build_checks(s, lm.perplexity if lm is not None else None)
         attack = SecondOrderAttack(layer, neighbourhood, second_order_search(s, context.seed),
-                                   patches=PatchFinder(layer, patch_synonyms(s.candidates, context.placement)),
+                                   patches=PatchFinder(layer, patch_synonyms(s.candidates, context.placement, context.user_labels)),
                                    budget=s.budget, min_gap=s.min_gap, name=s.method, checks=checks)
         if not s.quality:
             lm = None
@@ -212,7 +247,8 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         from textrobust.analyses.second_order import summary
 
         s = summary([r.result for r in records])
-        return SecondOrderSummary(
+        rate0, near = margin_figures([r.result for r in records], self.settings.margin)
+        return SecondOrderSummary(margin=self.settings.margin, success_rate_margin0=rate0, near_tie_share=near,
             **counts(records, failures), examples=s["examples"], succeeded=s["succeeded"], failed=s["failed"],
             skipped=s["skipped"], success_rate=s["success_rate"], vulnerable_at_start=s["vulnerable_at_start"],
             l0=s["l0"], words_perturbed=s["words_perturbed"], queries_per_example=s["queries_per_example"],
@@ -228,15 +264,15 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
 
 
-def patch_synonyms(candidates: str, placement: Placement | None = None) -> Any:
+def patch_synonyms(candidates: str, placement: Placement | None = None, user_labels: Any | None = None) -> Any:
     """The patch pairs' synonyms: the validated source (its models on ``placement``; None:
-    the CPU in float32), or None for the paper's stand-in
-    (:func:`~textrobust.analyses.second_order.patch.default_synonyms`)."""
+    the CPU in float32; a user's ``--labelled`` substitutions applied when given), or None
+    for the paper's stand-in (:func:`~textrobust.analyses.second_order.patch.default_synonyms`)."""
     if candidates == "paper":
         return None
     from textrobust.attack.candidates.choice import validated_source
 
-    return validated_source(placement=placement)
+    return validated_source(placement=placement, user_labels=user_labels)
 
 
 def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],
@@ -246,9 +282,15 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     single synonym swap causes); the note gives the test sentence ``x0``."""
     from textrobust.analyses.sections import example_row, headline, outcome_figures, table
 
+    margin_note = (f" by at least {s.margin:.2f} from the decision boundary on both sides" if s.margin > 0 else "")
     heads = [headline("second-order success rate", s.success_rate, "%",
                       "share of the attacked test sentences with a vulnerable natural neighbour: one whose "
-                      "prediction a single synonym swap flips (found / attacked)"),
+                      f"prediction a single synonym swap flips{margin_note} (found / attacked)"),
+             headline("success rate at margin 0", s.success_rate_margin0, "%",
+                      "the paper's count: any flip, however close to the decision boundary"),
+             headline("near-tie share", s.near_tie_share, "%",
+                      "of the flips at margin 0, the share with a side closer than "
+                      f"{s.margin if s.margin > 0 else NEAR_TIE:.2f} to the decision boundary"),
              headline("vulnerable examples found", s.succeeded, "int", "test sentences with such a neighbour"),
              headline("x0 itself vulnerable", s.vulnerable_at_start, "int",
                       "successes with l0 = 0: the test sentence itself flips under the synonym swap"),
@@ -281,9 +323,30 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     risk = s.success_rate if not math.isnan(s.success_rate) else None
     point = None if risk is None else (
         f"{method}: for {s.succeeded} of {s.succeeded + s.failed} test sentences a natural neighbour is flipped "
-        f"by a single synonym swap (second-order, Zhang et al. 2021).")
-    return Section(heads, [table("outcomes and cost", ["metric", "value"], rows)], figures, examples, risk=risk,
-                   point=point)
+        f"by a single synonym swap{margin_note} (second-order, Zhang et al. 2021).")
+    tables = [table("outcomes and cost", ["metric", "value"], rows)]
+    if successes:
+        tables.append(three_findings(successes[:3], label_names))
+    return Section(heads, tables, figures, examples, risk=risk, point=point)
+
+
+def three_findings(results: Sequence[SecondOrderResult], label_names: Sequence[str]) -> Any:
+    """A table of findings to read: the test sentence, the neighbour found, the patch, and
+    the victim's probability of the neighbour's label before and after the patch."""
+    from textrobust.analyses.sections import table
+
+    rows = []
+    for r in results:
+        if r.patch is None or r.vulnerable_patched_probabilities is None:
+            continue
+        label = _argmax(r.vulnerable_probabilities) or 0
+        name = label_names[label] if label < len(label_names) else str(label)
+        rows.append([str(r.original), "(x0 itself)" if r.l0 == 0 else str(r.vulnerable),
+                     f"{r.patch.source} -> {r.patch.target}",
+                     f"P({name}) {r.vulnerable_probabilities[label]:.2f} -> {r.vulnerable_patched_probabilities[label]:.2f}"])
+    return table("findings to read", ["test sentence (x0)", "neighbour found", "patch", "probability before -> after"],
+                 rows, note="Read them: is the neighbour a sentence a person would write, is the patch a synonym "
+                            "here, and is the flip more than a near tie?")
 
 
 def _argmax(values: Sequence[float] | None) -> int | None:
