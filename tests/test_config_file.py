@@ -84,7 +84,7 @@ def test_the_analyses_are_chosen_as_the_audit_command_chooses_them() -> None:
     assert "candidates" not in choose_analyses(None, names="evaluate", candidates="paper")["evaluate"]
     with pytest.raises(ConfigError, match="Unknown analyses"):
         choose_analyses(None, names="nope")
-    with pytest.raises(ConfigError, match="must be >= 0"):
+    with pytest.raises(ConfigError, match="must be an int >= 1"):
         choose_analyses(n=-1)
 
 

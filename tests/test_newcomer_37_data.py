@@ -4,6 +4,7 @@ such; TOML [data] takes id_column, max_words and length_policy."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,30 @@ def test_a_misspelt_class_in_the_label_map_is_named(tmp_path: Path, monkeypatch:
                                  "fresh=positive,rotten=negativ", "--out", str(tmp_path / "run"), "--quiet"])
     assert result.exit_code == 2
     assert "to the class 'negativ', which is not one of the victim's classes" in _flat(result.output)
+
+
+def test_toml_data_takes_id_column_max_words_and_length_policy(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    use_toy_victim(monkeypatch)
+    data = tmp_path / "ids.csv"
+    data.write_text("key,text,label\nr1,a good film,positive\nr2,dull and slow from start to end,negative\n"
+                    "r3,a great story,positive\n", encoding="utf-8")
+    config = tmp_path / "audit.toml"
+    config.write_text(f'[data]\nname = "{data}"\nid_column = "key"\nmax_words = 4\nlength_policy = "error"\n'
+                      f'[run]\nout = "{tmp_path / "run"}"\n[analyses.evaluate]\n', encoding="utf-8")
+    result = runner.invoke(app, ["audit", "--config", str(config), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["length_limit"]["max_words"] == 4 and summary["length_limit"]["policy"] == "error"
+    from textrobust.store import RunStore
+
+    with RunStore(tmp_path / "run" / "store.sqlite") as store:
+        ids = {row.example_id for row in store.latest_run("evaluate").results()}
+    assert "r2" in ids and any(i.startswith("batch:r1:") for i in ids)  # the key column's ids; r2 too long
+    config.write_text(f'[data]\nname = "{data}"\nmax_words = 0\n', encoding="utf-8")
+    bad = runner.invoke(app, ["audit", "--config", str(config), "--quiet"])
+    assert bad.exit_code == 2
+    assert "The key 'max_words' in [data] of" in _flat(bad.output) and "Got 0 instead" in _flat(bad.output)
+    config.write_text(f'[data]\nname = "{data}"\nlength_policy = "cut"\n', encoding="utf-8")
+    assert "The key 'length_policy' in [data] of" in _flat(runner.invoke(app, ["audit", "--config",
+                                                                               str(config)]).output)

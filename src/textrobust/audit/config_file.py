@@ -38,8 +38,9 @@ __all__ = ["CONFIG_EXAMPLE", "KEY_TYPES", "SECTIONS", "choose_analyses", "load_c
 #: The sections of the file and their keys (``analyses``: one table per analysis, any name).
 SECTIONS: Mapping[str, frozenset[str] | None] = {
     "victim": frozenset({"path"}),
-    "data": frozenset({"name", "split", "text_column", "label_column", "pair_column", "label_names",
-                       "skip_bad_rows", "encoding", "file_format", "label_map", "labels_by_position"}),
+    "data": frozenset({"name", "split", "text_column", "label_column", "pair_column", "id_column", "label_names",
+                       "skip_bad_rows", "encoding", "file_format", "label_map", "labels_by_position", "max_words",
+                       "length_policy"}),
     "run": frozenset({"out", "executor", "workers", "address", "gpus_per_worker", "seed", "title", "require",
                       "junit", "device", "dtype", "allow_precision_change", "threads"}),
     "analyses": None,
@@ -48,7 +49,7 @@ SECTIONS: Mapping[str, frozenset[str] | None] = {
 #: The type of each key's value: the type of the command-line option it stands for (a test
 #: checks them against the CLI's shared options); every other key is a string.
 KEY_TYPES: Mapping[str, type] = {"skip_bad_rows": bool, "labels_by_position": bool, "workers": int, "seed": int,
-                                 "gpus_per_worker": float, "allow_precision_change": bool}
+                                 "gpus_per_worker": float, "allow_precision_change": bool, "max_words": int}
 
 #: Keys that are not command-line options of ``textrobust audit`` (they have no ``--`` flag).
 FILE_ONLY = frozenset({"title", "require", "junit"})
@@ -69,10 +70,12 @@ path = "default"            # --victim: default, a zoo name or a victim folder
 name = "examples/reviews.csv"   # --data: a bundled set or your file
 split = "all"               # --split: train, dev, test or all
 text_column = "review"      # your file's columns: text_column, label_column,
-label_column = "verdict"    #   pair_column (and label_names, encoding,
-                            #   file_format, skip_bad_rows = true)
+label_column = "verdict"    #   pair_column, id_column (and label_names,
+                            #   encoding, file_format, skip_bad_rows = true)
 label_map = { fresh = "positive", rotten = "negative" }   # data = victim
 labels_by_position = false
+# max_words = 200           # --max-words: longest text, in words per column
+# length_policy = "truncate"  # --length-policy: truncate or error
 
 [run]
 out = "runs/audit-reviews"  # --out: the run folder
@@ -172,19 +175,27 @@ def _check_type(path: Path, section: str, key: str, value: Any) -> None:
     if not ok:
         got = json.dumps(value) if isinstance(value, (bool, int, float, str, list, dict)) else repr(value)  # as TOML
         raise ConfigError(f"The key '{key}' in [{section}] of {path} must be {what}{flag}. Got {got} instead.")
-    if section == "run":
+    if section in ("run", "data"):
         _check_value(f"The key '{key}' in [{section}] of {path}", key, value)
 
 
 def _check_value(subject: str, key: str, value: Any) -> None:
-    """A ConfigError naming ``subject`` when a [run] ``value`` of the right type is out of
+    """A ConfigError naming ``subject`` when a [run] or [data] ``value`` of the right type is out of
     its option's range or choices, checked as the run checks the option (a device's name,
     not whether it is there: that is the run's check)."""
     from textrobust.audit.executors import check_gpus_per_worker, check_workers
     from textrobust.devices import device_name, dtype_name
     from textrobust.threads import check_threads
 
-    if key == "device":
+    if key in ("max_words", "length_policy"):
+        from textrobust.audit.limits import check_length_policy, check_max_words
+
+        option = "--" + key.replace("_", "-")
+        try:
+            check_max_words(value) if key == "max_words" else check_length_policy(value)
+        except ConfigError as exc:  # worded for the option: say the key and the file instead
+            raise ConfigError(str(exc).replace(f"The '{option}' option", subject, 1)) from None
+    elif key == "device":
         device_name(value, subject)
     elif key == "dtype":
         dtype_name(value, subject)
@@ -269,7 +280,7 @@ def run_arguments(config: Mapping[str, Any], *, profile: str | None = None) -> d
     data = dict(config.get("data", {}))
     if "name" in data:
         arguments["data"] = str(data.pop("name"))
-    for key in ("split", "labels_by_position"):
+    for key in ("split", "labels_by_position", "max_words", "length_policy"):  # run()'s own arguments
         if key in data:
             arguments[key] = data.pop(key)
     if "label_map" in data:
