@@ -38,6 +38,7 @@ from textrobust.sections import Section
 
 if TYPE_CHECKING:
     from textrobust.data.examples import Dataset
+    from textrobust.validity.overrides import UserLabels
     from textrobust.victims.query import QueryLayer
 
 __all__ = ["Analysis", "AnyAnalysis", "Failure", "Record", "RecordT", "Settings", "SettingsT", "Summary", "SummaryT",
@@ -111,6 +112,9 @@ class WorkerContext:
     #: the run's device and float type (``--device``, ``--dtype``): where the analysis's own
     #: torch models (causal LM, fill-in models, sentence encoders) run
     placement: Placement = field(default_factory=Placement)
+    #: a user's labelled substitutions (``--labelled``, :mod:`textrobust.validity.overrides`),
+    #: which the validated synonyms of the analysis apply; None: none given
+    user_labels: UserLabels | None = None
 
 
 #: The settings, record and summary types an :class:`Analysis` is written in.

@@ -321,11 +321,14 @@ def build_attack(
     target: int | None = None,
     min_confidence: float = 0.0,
     placement: Placement | None = None,
+    user_labels: Any | None = None,
 ) -> Any:
     """An :class:`~textrobust.attack.attack.Attack` from ``spec`` against ``layer``.
     ``placement``: where the components that load a torch model (:data:`PLACED`: the
     validated synonyms, the fill-in, the language-model and similarity constraints) run
-    (None: the CPU in float32)."""
+    (None: the CPU in float32). ``user_labels``: a user's labelled substitutions
+    (:class:`~textrobust.validity.overrides.UserLabels`, ``--labelled``), given to the
+    validated synonyms when the recipe draws from them."""
     from textrobust.attack.attack import Attack
     from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.constraints import CONSTRAINTS, split_constraints
@@ -334,7 +337,10 @@ def build_attack(
     def placed(kind: str, component: Component) -> dict[str, Any]:
         return {"placement": placement} if placement is not None and component.name in PLACED[kind] else {}
 
-    source = _build("candidate source", CANDIDATE_SOURCES, spec.source, placed("candidate source", spec.source))
+    extra = placed("candidate source", spec.source)
+    if user_labels is not None and spec.source.name == "validated":
+        extra["user_labels"] = user_labels
+    source = _build("candidate source", CANDIDATE_SOURCES, spec.source, extra)
     built = []
     for component in spec.constraints:
         extra = placed("constraint", component)

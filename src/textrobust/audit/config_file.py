@@ -42,7 +42,7 @@ SECTIONS: Mapping[str, frozenset[str] | None] = {
                        "skip_bad_rows", "encoding", "file_format", "label_map", "labels_by_position", "max_words",
                        "length_policy"}),
     "run": frozenset({"out", "executor", "workers", "address", "gpus_per_worker", "seed", "title", "require",
-                      "junit", "device", "dtype", "allow_precision_change", "threads"}),
+                      "junit", "device", "dtype", "allow_precision_change", "threads", "labelled"}),
     "analyses": None,
 }
 
@@ -87,6 +87,7 @@ executor = "local"          # local, lockstep, process or ray (+ address)
 # dtype = "float32"         # --dtype: float32, bfloat16 or float16 (GPU only)
 # allow_precision_change = false  # true: audit a dtype below 99% agreement
 # threads = "auto"          # --threads: torch threads, "auto" or a count
+# labelled = "runs/labels.tsv"  # --labelled: your labels (textrobust review --export)
 seed = 0
 title = "Reviews audit"     # the report's title (only here)
 # require = ["attack.accuracy_under_attack>=0.30"]  # --require: a CI gate,

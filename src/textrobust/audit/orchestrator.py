@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from textrobust.data.examples import Dataset
     from textrobust.store import Run, RunStore
+    from textrobust.validity.overrides import UserLabels
 
 __all__ = ["AnalysisResult", "AuditResult", "DEFAULT_ANALYSES", "AnalysisWorkerSpec", "rebuild_report", "run"]
 
@@ -113,6 +114,7 @@ class AnalysisWorkerSpec:
     seed: int
     batch_size: int | None = None
     placement: Placement = Placement()
+    user_labels: UserLabels | None = None
 
     def build(self) -> _Worker:
         from textrobust.victims.query import QueryLayer
@@ -120,7 +122,7 @@ class AnalysisWorkerSpec:
         victim = self.victim.load(self.placement)
         layer = QueryLayer(victim, batch_size=self.batch_size) if self.batch_size else QueryLayer(victim)
         context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed,
-                                placement=self.placement)
+                                placement=self.placement, user_labels=self.user_labels)
         return _Worker(self.analysis.worker(context), layer)
 
     def build_group(self, n: int) -> tuple[list[_Worker], Any]:
@@ -135,7 +137,7 @@ class AnalysisWorkerSpec:
             member = gate.member()
             layer = QueryLayer(member, batch_size=self.batch_size) if self.batch_size else QueryLayer(member)
             context = WorkerContext(layer=layer, label_names=self.label_names, seed=self.seed,
-                                    placement=self.placement)
+                                    placement=self.placement, user_labels=self.user_labels)
             workers.append(_Worker(self.analysis.worker(context), layer))
         return workers, gate
 
@@ -238,6 +240,7 @@ def run(
     device: str = "auto",
     dtype: str = "float32",
     allow_precision_change: bool = False,
+    labelled: str | os.PathLike[str] | None = None,
 ) -> AuditResult:
     """Run ``analyses`` on ``victim`` over ``data`` into the folder ``out``.
 
@@ -268,7 +271,10 @@ def run(
     float32 the victim's predictions on a sample of the data are first compared with
     float32, and the run refuses below 99% agreement unless ``allow_precision_change``;
     the device, dtype and agreement are in ``summary.json`` and the report. A resumed run
-    may change device but not dtype.
+    may change device but not dtype. ``labelled``: a file of labelled substitutions (the
+    format of ``textrobust review --export``; :mod:`textrobust.validity.overrides`) that the
+    validated synonyms of every analysis apply: a rejected pair is never proposed, a
+    confirmed one is kept in its sentence; the file and its counts are stored with each run.
     """
     from textrobust.audit.executors import make_executor
     from textrobust.audit.progress import make_progress
@@ -288,6 +294,7 @@ def run(
     check_length_policy(length_policy)
     plan = apply_threads(threads)  # before the victim loads torch: see textrobust.threads
     placement = resolve_placement(device, dtype)  # an absent device is an error before any work
+    user_labels = _user_labels(labelled)  # a malformed labels file is an error before any work
     data_source = DataSource.of(data, split=split, options=data_options)
     skip_bad_rows = (data_options or {}).get("on_bad_rows") == "skip"  # a str enum compares equal too
     if isinstance(executor, str):
@@ -335,7 +342,7 @@ def run(
                 selected = replace(dataset, examples=tuple(e for e in dataset if e.id in kept))
                 results[analysis.name] = _run_one(analysis, store, victim_source, data_source, dataset, selected,
                                                   executor, bar, seed, resume, max_consecutive_failures, rejected,
-                                                  length, placement)
+                                                  length, placement, user_labels)
         finally:
             if own_bar and bar is not None:
                 bar.stop()
@@ -400,6 +407,15 @@ def _data_notes(data: Dataset, length: LengthReport) -> dict[str, Any]:
     return notes
 
 
+def _user_labels(labelled: str | os.PathLike[str] | None) -> UserLabels | None:
+    """The labels of the file ``labelled`` (None: none given)."""
+    if labelled is None:
+        return None
+    from textrobust.validity.overrides import UserLabels
+
+    return UserLabels.from_file(Path(labelled).expanduser().resolve())
+
+
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise ConfigError(f"The output folder '{out}' is a file; give a folder (--out).")
@@ -427,7 +443,7 @@ def _legacy_dtype(store: RunStore, analysis: AnyAnalysis, placement: Placement) 
 def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data: DataSource, dataset: Dataset,
              selected: Dataset, executor: Any, bar: Progress | None, seed: int, resume: bool,
              max_consecutive_failures: int, rejected: Sequence[str], length: LengthReport,
-             placement: Placement = Placement()) -> AnalysisResult:
+             placement: Placement = Placement(), user_labels: UserLabels | None = None) -> AnalysisResult:
     """Run ``analysis`` on the examples it ``selected`` (those the length policy kept; the
     ``rejected`` ones are stored as error records); ``dataset`` describes the run."""
     began = time.perf_counter()
@@ -435,6 +451,9 @@ def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data:
     survey = analysis.survey(selected)
     config = {**_run_config(analysis, victim, data, dataset, placement.dtype), "max_words": length.max_words,
               "length_policy": length.policy}
+    if user_labels is not None:  # only when given: runs stored before --labelled resume as they were
+        config["labelled"] = {"file": user_labels.origin, "rejected": len(user_labels.rejected),
+                              "confirmed": len(user_labels.confirmed)}
     # a resumed run may take more (or fewer) examples and run on another device; everything else must match
     legacy = (*_legacy_keys(store, analysis), *_legacy_dtype(store, analysis, placement)) if resume else ()
     run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n", *legacy))
@@ -449,7 +468,8 @@ def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data:
             run.record(example_id, {"error": "InputTooLong", "message": message}, position=len(units) + i,
                        failed=True)
     units_and_rejected = {uid for uid, _ in units} | set(rejected)
-    spec = AnalysisWorkerSpec(victim, analysis, tuple(dataset.label_names), seed, placement=placement)
+    spec = AnalysisWorkerSpec(victim, analysis, tuple(dataset.label_names), seed, placement=placement,
+                              user_labels=user_labels)
     computed, queries = _execute(analysis, spec, units, run, executor, bar, max_consecutive_failures)
     unit_ids = units_and_rejected
     records, failures = _stored(analysis, run)

@@ -22,7 +22,7 @@ from textrobust.devices import DEVICE_HELP, DTYPE_HELP
 __all__ = [
     "Address", "Data", "Executor", "IdColumn", "LabelColumn", "LabelMap", "LabelNames", "LabelsByPosition", "Out",
     "PairColumn", "Resume", "Seed", "SkipBadRows", "Split", "TextColumn", "VictimOpt", "Workers", "Encoding",
-    "FileFormatOpt", "Quiet", "ThreadsOpt", "Device", "Dtype", "AllowPrecisionChange", "SHARED", "with_shared_options", "Require", "Junit",
+    "FileFormatOpt", "Quiet", "ThreadsOpt", "Device", "Dtype", "AllowPrecisionChange", "Labelled", "SHARED", "with_shared_options", "Require", "Junit",
 ]
 
 _DATA = "data"
@@ -84,6 +84,10 @@ ThreadsOpt = Annotated[str, typer.Option("--threads", help="torch threads: auto 
                                          rich_help_panel=_RUN)]
 Device = Annotated[str, typer.Option("--device", help=DEVICE_HELP, rich_help_panel=_RUN)]
 Dtype = Annotated[str, typer.Option("--dtype", help=DTYPE_HELP, rich_help_panel=_RUN)]
+Labelled = Annotated[Optional[str], typer.Option(
+    "--labelled", help="Your labelled substitutions (the file `textrobust review RUN --export` writes, in the "
+    "labelled set's format): the validated synonyms never propose a pair you rejected, and keep one you confirmed "
+    "in its sentence.", rich_help_panel=_RUN)]
 AllowPrecisionChange = Annotated[bool, typer.Option(
     "--allow-precision-change", help="Audit a --dtype below float32 even when its predictions agree with "
     "float32 on less than 99% of a sample (the agreement is reported).", rich_help_panel=_RUN)]
@@ -113,6 +117,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "address": (Address, None), "gpus_per_worker": (GpusPerWorker, None), "quiet": (Quiet, False),
     "threads": (ThreadsOpt, "auto"),
     "device": (Device, "auto"), "dtype": (Dtype, "float32"), "allow_precision_change": (AllowPrecisionChange, False),
+    "labelled": (Labelled, None),
 }
 
 

@@ -2,7 +2,8 @@
 
 Issue 40. Without options it serves the review page (:mod:`textrobust.report.review_server`)
 on 127.0.0.1 with a random token, prints the address and opens the browser (``--no-browser``
-skips it); Ctrl-C stops it and rebuilds the report with the reviewed figures. ``--report``
+skips it); Ctrl-C stops it and rebuilds the report with the reviewed figures. ``--judge`` judges
+without the page (for scripts); ``--report``
 only rebuilds the report and ``summary.json`` (no server); ``--export FILE`` writes the
 judgements as labelled substitutions (:mod:`textrobust.validity.overrides`) for
 ``--labelled``.
@@ -45,10 +46,15 @@ def review_cmd(
                                                    "--labelled reads it) and exit.")] = None,
     report: Annotated[bool, typer.Option("--report", help="Rebuild report.html, report.json and summary.json "
                                                           "with the reviewed figures and exit.")] = False,
+    judge: Annotated[Optional[list[str]], typer.Option("--judge", help="Judge without the page, then exit: "
+                     "ITEM=valid, ITEM=skip or ITEM=invalid:REASON (ITEM: a finding's id as the page shows it, "
+                     "or 'next', your first finding not yet judged); repeatable, applied in order.")] = None,
 ) -> None:
     """Confirm or reject each finding of a run in the browser (keys v, x, s, u); the report follows."""
     try:
-        if export is not None or report:
+        if judge or export is not None or report:
+            if judge:
+                _judge(run_dir, reviewer or _default_reviewer(), judge)
             if export is not None:
                 _export(run_dir, export)
             if report:
@@ -57,6 +63,29 @@ def review_cmd(
         _serve(run_dir, reviewer or _default_reviewer(), port, not no_browser)
     except TextRobustError as exc:
         fail(exc)
+
+
+def _judge(run_dir: Path, reviewer: str, judgements: list[str]) -> None:
+    from textrobust.errors import ConfigError
+    from textrobust.report.review_server import ReviewSession
+
+    session = ReviewSession(run_dir, reviewer)
+    for given in judgements:
+        item, sep, said = given.partition("=")
+        verdict, _, reason = said.partition(":")
+        if not sep or not item or verdict not in ("valid", "invalid", "skip"):
+            raise ConfigError(f"The '--judge' option reads ITEM=valid, ITEM=skip or ITEM=invalid:REASON. "
+                              f"Got {given!r} instead.")
+        if item == "next":
+            found = session.next_item(session.current())
+            if found is None:
+                console.print(f"--judge {given}: every finding already has your judgement", highlight=False)
+                continue
+            item = found
+        judged = session.judge(item, verdict, reason or None)
+        console.print(f"judged: {judged.item} {judged.verdict.value}" + (f" ({judged.reason})" if judged.reason
+                                                                         else "") + f" by {judged.reviewer}",
+                      highlight=False)
 
 
 def _export(run_dir: Path, path: Path) -> None:

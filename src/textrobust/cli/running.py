@@ -103,7 +103,8 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
             seed=int(params.get("seed", 0)), progress=not params.get("quiet"), title=title,
             max_words=params.get("max_words"), length_policy=params.get("length_policy", "truncate"),
             profile=profile, device=params.get("device", "auto"), dtype=params.get("dtype", "float32"),
-            allow_precision_change=bool(params.get("allow_precision_change")), threads=params.get("threads", "auto"))
+            allow_precision_change=bool(params.get("allow_precision_change")), threads=params.get("threads", "auto"),
+            labelled=params.get("labelled"))
     except TextRobustError as exc:
         fail(exc)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)

@@ -166,7 +166,8 @@ class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
         from textrobust.attack.recipes import build_attack
 
         spec = recipe_spec(self.settings.recipe, context.seed, self.settings.candidates)
-        attack = build_attack(spec, context.layer, budget=self.settings.budget, placement=context.placement)
+        attack = build_attack(spec, context.layer, budget=self.settings.budget, placement=context.placement,
+                              user_labels=context.user_labels)
         quality = QualityScorer.default(placement=context.placement) if self.settings.quality else None
 
         def analyse(example: Example) -> AttackRecord:

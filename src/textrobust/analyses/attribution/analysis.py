@@ -54,7 +54,8 @@ def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
     return attribution_for(layer, settings.attribution)
 
 
-def candidate_sources(settings: AttributionSettings, placement: Placement | None = None) -> dict[str, Any]:
+def candidate_sources(settings: AttributionSettings, placement: Placement | None = None,
+                      user_labels: Any | None = None) -> dict[str, Any]:
     """Per attack, its candidate source: TEA the fill-in's whole words; TEF the validated
     synonyms (``settings.candidates == "validated"``, the default: a departure, the paper's
     counter-fitted neighbours mostly change the meaning) or the paper's counter-fitted
@@ -80,7 +81,7 @@ def candidate_sources(settings: AttributionSettings, placement: Placement | None
     if "tef" in settings.attacks and settings.candidates == "validated":
         from textrobust.attack.candidates.choice import validated_source
 
-        out["tef"] = validated_source(settings.per_word, placement=placement)
+        out["tef"] = validated_source(settings.per_word, placement=placement, user_labels=user_labels)
     return {name: out[name] for name in settings.attacks}
 
 
@@ -94,7 +95,8 @@ class AttributionAnalysis(Analysis[AttributionSettings, AttributionRecord, Attri
     record_type = AttributionRecord
 
     def worker(self, context: WorkerContext) -> Callable[[Any], AttributionRecord]:
-        return self.worker_with(context.layer, candidate_sources(self.settings, context.placement), TextDistances.default(
+        return self.worker_with(context.layer, candidate_sources(self.settings, context.placement, context.user_labels),
+                                TextDistances.default(
             semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar,
             placement=context.placement))
 

@@ -178,7 +178,8 @@ class MsrAnalysis(Analysis[MsrSettings, MsrRecord, MsrSummary]):
         if s.candidates == "validated":
             from textrobust.attack.candidates.choice import validated_source
 
-            source = SpaceSynonyms(space, validated_source(placement=context.placement))
+            source = SpaceSynonyms(space, validated_source(placement=context.placement,
+                                                           user_labels=context.user_labels))
         constraints: tuple[Any, ...] = ()
         if s.pos_filter:
             from textrobust.attack.constraints.part_of_speech import PartOfSpeech

@@ -56,6 +56,7 @@ from textrobust.analyses.radius.pr import hoeffding_samples
 from textrobust.analyses.radius.settings import PRMetricSettings, RadiusBoundsSettings
 from textrobust.attack.searches.exhaustive import Verdict
 from textrobust.sections import Section
+from textrobust.validity.overrides import UserLabels
 from textrobust.victims.protocol import BatchedVictim, Victim
 
 __all__ = ["PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
@@ -86,6 +87,18 @@ def _victim(context: WorkerContext) -> Victim:
     # The method builds its own query layers around the victim (a fresh cache per attack
     # method, no cache for the prover), as the paper's comparison needs.
     return context.layer.victim
+
+
+def _labelled(settings: RadiusBoundsSettings | PRMetricSettings, source: CandidateSource | None,
+              placement: Placement | None, user_labels: UserLabels | None) -> CandidateSource | None:
+    """``source``; when none is given and a user's labels are (``--labelled``), the validated
+    synonyms with those labels (as the method would build them otherwise, without)."""
+    if source is not None or user_labels is None or settings.candidates != "validated":
+        return source
+    from textrobust.attack.candidates.choice import validated_source
+
+    return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words, placement=placement,
+                            user_labels=user_labels)
 
 
 #: The paper's own S(X, p), as built here (``--candidates paper``).
@@ -137,8 +150,10 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
         super().__init__(settings)
         self.source = source
 
-    def _method(self, victim: Any, seed: int, placement: Placement | None = None) -> RadiusAnalysis:
-        return RadiusAnalysis(victim, self.settings, source=self.source, seed=seed, placement=placement)
+    def _method(self, victim: Any, seed: int, placement: Placement | None = None,
+                user_labels: UserLabels | None = None) -> RadiusAnalysis:
+        return RadiusAnalysis(victim, self.settings, source=_labelled(self.settings, self.source, placement, user_labels),
+                              seed=seed, placement=placement)
 
     def describe(self) -> dict[str, Any]:
         method = self._method(None, 0).describe()  # the searches' seed is the run's seed
@@ -148,7 +163,7 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
     def worker(self, context: WorkerContext) -> Callable[[Any], RadiusRecord]:
         s = self.settings
         method = self._method(_batched(_victim(context), max(s.batch_size, s.prover_batch)), context.seed,
-                              context.placement)
+                              context.placement, context.user_labels)
 
         def analyse(example: Example) -> RadiusRecord:
             began = time.perf_counter()
@@ -330,8 +345,10 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
         super().__init__(settings)
         self.source = source
 
-    def _method(self, victim: Any, seed: int, placement: Placement | None = None) -> PRAnalysis:
-        return PRAnalysis(victim, self.settings, source=self.source, seed=seed, placement=placement)
+    def _method(self, victim: Any, seed: int, placement: Placement | None = None,
+                user_labels: UserLabels | None = None) -> PRAnalysis:
+        return PRAnalysis(victim, self.settings, source=_labelled(self.settings, self.source, placement, user_labels),
+                          seed=seed, placement=placement)
 
     def describe(self) -> dict[str, Any]:
         method = self._method(None, 0).describe()
@@ -340,7 +357,8 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
 
     def worker(self, context: WorkerContext) -> Callable[[Any], PRRecord]:
         s = self.settings
-        method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed, context.placement)
+        method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed, context.placement,
+                              context.user_labels)
 
         def analyse(example: Example) -> PRRecord:
             began = time.perf_counter()

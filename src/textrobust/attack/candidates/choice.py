@@ -23,6 +23,7 @@ from textrobust.attack.problem import CandidateSource, Substitution
 from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
+from textrobust.validity.overrides import UserLabels
 
 __all__ = [
     "CANDIDATES_HELP",
@@ -124,11 +125,13 @@ class ContentPositions:
 
 
 def validated_source(k: int | None = None, *, skip_stop_words: bool = False,
-                     placement: Placement | None = None) -> CandidateSource:
+                     placement: Placement | None = None, user_labels: UserLabels | None = None) -> CandidateSource:
     """The shared validated source with default settings, its models on ``placement``
     (None: the CPU in float32), at most ``k`` candidates per position (None: its own
-    ``max_candidates``), stop words skipped when asked."""
-    source: CandidateSource = shared_validated(placement=placement)
+    ``max_candidates``), stop words skipped when asked, a user's ``user_labels``
+    (``--labelled``) applied when given."""
+    labels = {} if user_labels is None else {"user_labels": user_labels}
+    source: CandidateSource = shared_validated(placement=placement, **labels)
     if k is not None:
         source = TopCandidates(source, k)
     if skip_stop_words:
