@@ -87,6 +87,8 @@ def main() -> None:
                              "third pool (issue 39), validation-split sentences, sources rich in valid substitutes")
     parser.add_argument("--skip", type=Path, default=None, help="a pool whose sentences are not drawn again")
     parser.add_argument("--first-id", type=int, default=0)
+    parser.add_argument("--corpora", nargs="+", default=["rotten_tomatoes", "bbc_news", "tweets"],
+                        help="corpora drawn from (rich stratum; one process per corpus runs in parallel)")
     args = parser.parse_args()
     if args.stratum == "synonyms":
         synonyms_pool(args)
@@ -236,13 +238,15 @@ def rich_pool(args: argparse.Namespace) -> None:
         used = {line.split("\t")[3] for line in args.skip.read_text(encoding="utf-8").splitlines()
                 if line and not line.startswith("#")}
     rows = []
-    for corpus in ("rotten_tomatoes", "bbc_news", "tweets"):
+    for corpus in args.corpora:
         pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split="validation", per_document=3)
                 if s not in used]
         chosen: list[str] = []
         for sentence in pool:
             if len(chosen) == args.per_corpus:
                 break
+            if len(chosen) % 20 == 0:
+                print(corpus, len(chosen), "sentences so far", flush=True)
             text = Text.from_string(sentence)
             tags = relaxed.tagger(text)
             positions = [p for p in content_positions(text, stops)
@@ -251,7 +255,7 @@ def rich_pool(args: argparse.Namespace) -> None:
             found: list[tuple[int, dict[str, list[str]]]] = []
             for position in positions:
                 word = text.words[position]
-                judged = relaxed.evidence(text, position)
+                judged = relaxed._judge(text, [position], None)[position]  # only survivors re-tagged
                 proposals: dict[str, list[str]] = {
                     "wordnet_top": [e.substitute.lower() for e in judged if "wordnet" in e.routes and e.slot_fits
                                     and e.sense_rank is not None and e.sense_rank < 2],

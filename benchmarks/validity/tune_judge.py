@@ -1,0 +1,197 @@
+"""Train the validated source's judge on the dev half and choose its operating point (issue 39).
+
+Reads the labelled set and the features of ``judge_features.py``; everything is decided on
+dev, the test half is only measured:
+
+1. the judge (:mod:`textrobust.attack.candidates.judge`, a logistic regression over the
+   evidence and the target-visible scores) is trained on the dev items that pass the
+   source's hard checks (slot, antonym, part of speech in context, a WordNet synonym, the
+   guards); its dev probabilities are out-of-fold (5 folds grouped by sentence);
+2. a small grid of the hand checks' settings (senses, cosine, polarity, Zipf) times the
+   judge's threshold is scored on dev: the operating point is the one with the highest dev
+   recall at dev precision >= ``--precision`` (a margin above the issue's 85%);
+3. the judge is refitted on the whole dev half and written to ``--judge-out``; the
+   precision-recall curve of the chosen settings (dev out-of-fold and test), the ablations
+   and the test figures go to ``--out`` (JSON).
+
+Rerun: ``.venv/bin/python benchmarks/validity/tune_judge.py --features /tmp/h39/features.jsonl
+--out benchmarks/results/validity_judge.json --judge-out src/textrobust/resources/substitutions/judge.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textrobust.attack.candidates.judge import FEATURES, TrainedJudge, feature_row
+from textrobust.attack.candidates.labelled import LabelledSubstitution, labelled_substitutions
+from textrobust.attack.candidates.tagging import SpacyTagger
+from textrobust.attack.candidates.validated import (
+    Evidence,
+    ValidatedSynonymsConfig,
+    failed_check,
+    position_guard,
+)
+from textrobust.attack.candidates.wordnet import wordnet_pos
+
+EVIDENCE_FIELDS = set(Evidence.__dataclass_fields__)
+#: the hand checks' grid (the rest of the settings at their defaults)
+GRID = {"max_senses": (2, 3, 5, 99), "min_cos": (0.0, 0.3, 0.5), "max_valence_change": (1.0, 1.5),
+        "min_zipf": (2.5, 3.0), "allow_unscored": (False, True)}
+THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.025))
+
+
+def evidence_of(row: dict[str, Any]) -> Evidence | None:
+    if not row.get("slot_fits") and "word" not in row:
+        return None
+    fields = {k: v for k, v in row.items() if k in EVIDENCE_FIELDS}
+    fields["routes"] = tuple(fields.get("routes", ()))
+    fields["valence"] = tuple(fields.get("valence", (None, None)))
+    return Evidence(**fields)
+
+
+def passes(e: Evidence | None, config: ValidatedSynonymsConfig) -> bool:
+    return e is not None and failed_check(e, config) == ""
+
+
+def scores(flags: Sequence[bool], items: Sequence[LabelledSubstitution]) -> dict[str, float]:
+    accepted = sum(flags)
+    tp = sum(f and i.valid for f, i in zip(flags, items))
+    positives = sum(i.valid for i in items)
+    return {"accepted": accepted, "true_positives": tp, "positives": positives,
+            "precision": tp / accepted if accepted else 0.0, "recall": tp / positives if positives else 0.0}
+
+
+def fit(x: np.ndarray, y: np.ndarray, c: float) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000)).fit(x, y)
+
+
+def out_of_fold(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float) -> np.ndarray:
+    from sklearn.model_selection import GroupKFold
+
+    p = np.zeros(len(y))
+    for train, held in GroupKFold(n_splits=5).split(x, y, groups):
+        p[held] = fit(x[train], y[train], c).predict_proba(x[held])[:, 1]
+    return p
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--features", type=Path, nargs="+", required=True)
+    parser.add_argument("--labels", type=Path, default=None, help="labelled TSV (default: the shipped set)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--judge-out", type=Path, default=None)
+    parser.add_argument("--precision", type=float, default=0.88, help="dev precision the operating point must reach")
+    parser.add_argument("--drop", nargs="*", default=[], help="features left out (an ablation): set to 0")
+    args = parser.parse_args()
+    from wordfreq import zipf_frequency
+
+    rows: dict[str, dict[str, Any]] = {}
+    for path in args.features:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line:
+                row = json.loads(line)
+                rows[row["id"]] = row
+    items = [i for i in labelled_substitutions(path=args.labels) if i.id in rows]
+    tagger = SpacyTagger()
+    evidence: dict[str, Evidence | None] = {}
+    feats: dict[str, list[float]] = {}
+    for item in items:
+        tags = tagger(item.text)
+        row = dict(rows[item.id])
+        pos = wordnet_pos(tags[item.position])
+        row["pos"] = pos or ""
+        row["guard"] = position_guard(item.text.words, item.position, tags[item.position])
+        evidence[item.id] = evidence_of(row)
+        feats[item.id] = feature_row(row, float(zipf_frequency(item.word.lower(), "en")))
+    dropped = [FEATURES.index(name) for name in args.drop]
+    split = {s: [i for i in items if i.split == s] for s in ("dev", "test")}
+    base = ValidatedSynonymsConfig(max_senses=99, min_cos=-1.0, max_valence_change=99.0, min_zipf=0.0,
+                                   allow_unscored=True, min_lm_delta=None)
+
+    def matrix(group: Sequence[LabelledSubstitution]) -> np.ndarray:
+        x = np.array([feats[i.id] for i in group], dtype=float)
+        x[:, dropped] = 0.0
+        return x
+
+    train = [i for i in split["dev"] if passes(evidence[i.id], base)]
+    x, y = matrix(train), np.array([i.valid for i in train], dtype=int)
+    groups = np.array([hash(i.sentence) for i in train])
+    best_c, best_auc = 1.0, -1.0
+    from sklearn.metrics import roc_auc_score
+
+    for c in (0.03, 0.1, 0.3, 1.0, 3.0):
+        auc = roc_auc_score(y, out_of_fold(x, y, groups, c))
+        print(f"C={c}: out-of-fold dev AUC {auc:.3f}", flush=True)
+        if auc > best_auc:
+            best_c, best_auc = c, auc
+    oof = dict(zip((i.id for i in train), out_of_fold(x, y, groups, best_c)))
+    model = fit(x, y, best_c)
+    test_x = matrix(split["test"])
+    test_p = dict(zip((i.id for i in split["test"]), model.predict_proba(test_x)[:, 1]))
+    prob = {**oof, **test_p}
+    per_feature_auc = {name: round(float(roc_auc_score(y, x[:, k])), 3) for k, name in enumerate(FEATURES)
+                       if len(set(x[:, k])) > 1}
+
+    def flags(group: Sequence[LabelledSubstitution], config: ValidatedSynonymsConfig, t: float | None) -> list[bool]:
+        return [passes(evidence[i.id], config) and (t is None or prob.get(i.id, 0.0) >= t) for i in group]
+
+    best: tuple[float, float, dict[str, Any], float] | None = None
+    for values in itertools.product(*GRID.values()):
+        config = ValidatedSynonymsConfig(**dict(zip(GRID, values)), min_lm_delta=None)
+        for t in THRESHOLDS:
+            s = scores(flags(split["dev"], config, t), split["dev"])
+            if s["precision"] >= args.precision and s["accepted"] >= 30:
+                key = (s["recall"], s["precision"])
+                if best is None or key > best[:2]:
+                    best = (*key, dict(zip(GRID, values)), t)
+    if best is None:
+        raise SystemExit(f"no setting reaches dev precision {args.precision}")
+    chosen, threshold = best[2], best[3]
+    config = ValidatedSynonymsConfig(**chosen, min_lm_delta=None)
+    curve = [{"threshold": t, "dev": scores(flags(split["dev"], config, t), split["dev"]),
+              "test": scores(flags(split["test"], config, t), split["test"])} for t in THRESHOLDS]
+    ablations = {}
+    for name, change in (("guards off", {"function_adverbs": False, "name_guard": False}),
+                         ("function-adverb policy off", {"function_adverbs": False}),
+                         ("name guard off", {"name_guard": False})):
+        changed = ValidatedSynonymsConfig(**{**chosen, **change}, min_lm_delta=None)
+        ablations[name] = {s: scores(flags(split[s], changed, threshold), split[s]) for s in split}
+    ablations["judge off (hand checks only)"] = {s: scores(flags(split[s], config, None), split[s]) for s in split}
+    result = {
+        "items": {s: len(v) for s, v in split.items()}, "judge_training_items": len(train),
+        "judge_positives": int(y.sum()), "C": best_c, "oof_auc": round(best_auc, 3),
+        "feature_auc_dev": per_feature_auc, "dropped": args.drop,
+        "settings": {**chosen, "min_judge": threshold, "min_lm_delta": None},
+        "dev": scores(flags(split["dev"], config, threshold), split["dev"]),
+        "test": scores(flags(split["test"], config, threshold), split["test"]),
+        "curve": curve, "ablations": ablations,
+    }
+    print(json.dumps({k: result[k] for k in ("settings", "dev", "test", "oof_auc")}, indent=1))
+    args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    if args.judge_out is not None:
+        scaler, logistic = model.named_steps["standardscaler"], model.named_steps["logisticregression"]
+        scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+        judge = TrainedJudge(tuple(float(v) for v in scaler.mean_), tuple(float(v) for v in scale),
+                             tuple(float(v) for v in logistic.coef_[0]), float(logistic.intercept_[0]),
+                             {"trained_on": f"dev half of the labelled set, {len(train)} items passing the hard "
+                                            f"checks ({int(y.sum())} valid)", "C": best_c,
+                              "out_of_fold_auc": round(best_auc, 3), "dropped": args.drop,
+                              "operating_point": result["settings"], "dev": result["dev"],
+                              "test": result["test"]})
+        args.judge_out.write_text(json.dumps(judge.to_dict(), indent=1) + "\n", encoding="utf-8")
+        print("wrote", args.judge_out)
+
+
+if __name__ == "__main__":
+    main()

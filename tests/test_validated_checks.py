@@ -1,0 +1,99 @@
+"""The validated source's issue-39 checks: the function-adverb policy, the name guard and the
+trained judge over target-visible scores; each rejects where it must and keeps where it must."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_validity import _TAGS, DictTagger, light_source
+
+from textrobust.attack.candidates import PosTag
+from textrobust.attack.candidates.contextual import ContextualScores
+from textrobust.attack.candidates.judge import FEATURES, TrainedJudge, feature_row
+from textrobust.attack.candidates.validated import FUNCTION_ADVERB, NAME, position_guard
+from textrobust.errors import ConfigError
+from textrobust.text import Text
+
+ADV = PosTag("RB", "ADV")
+NOUN = PosTag("NN", "NOUN")
+
+
+def test_function_like_adverbs_are_guarded_and_content_adverbs_are_not() -> None:
+    words = "I just did not care".split()
+    assert position_guard(words, 1, ADV) == FUNCTION_ADVERB
+    assert position_guard("It was hardly enough".split(), 2, ADV) == FUNCTION_ADVERB
+    assert position_guard("It ended quickly".split(), 2, ADV) == ""
+    assert position_guard("a just cause".split(), 1, PosTag("JJ", "ADJ")) == ""  # the adjective is content
+
+
+def test_names_and_titles_are_guarded_and_sentence_initial_words_are_not() -> None:
+    assert position_guard("Mostly Martha is a gentle film".split(), 0, PosTag("JJ", "ADJ")) == NAME  # a title
+    assert position_guard("I saw Snow Patrol live".split(), 2, NOUN) == NAME
+    assert position_guard("Snow fell on the town".split(), 0, NOUN) == ""
+    assert position_guard("It rained . Snow fell".split(), 4, NOUN) == ""  # after a sentence's end
+    assert position_guard("a GREAT film".split(), 1, NOUN) == ""  # shouting is no name
+
+
+class GuardTagger(DictTagger):
+    def __call__(self, text: Text) -> tuple[PosTag, ...]:
+        tags = dict(_TAGS, just=("RB", "ADV"))
+        return tuple(PosTag(*tags.get(w.lower(), ("XX", "X"))) for w in text.words)
+
+
+def test_the_source_proposes_nothing_for_a_guarded_word_and_keeps_the_rest() -> None:
+    source = light_source(min_zipf=0.0)
+    assert [s.word for s in source.candidates(Text.from_string("The good film"), [2])[2]] == ["movie", "picture"]
+    assert source.candidates(Text.from_string("The Good Film"), [2]) == {2: []}  # inside a title
+    reasons = {e.reason for e in source.evidence(Text.from_string("The Good Film"), 2, "movie")}
+    assert reasons == {NAME}
+    off = light_source(min_zipf=0.0, name_guard=False)
+    assert [s.word for s in off.candidates(Text.from_string("The Good Film"), [2])[2]] == ["Movie", "Picture"]
+
+
+class FakeScorer:
+    """Target-visible scores: 'picture' reads as another sense (the reverse reading finds
+    the original word unlikely after the swap), 'movie' as the same."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def score(self, text: Text, items: Any) -> list[ContextualScores]:
+        self.calls += 1
+        return [ContextualScores(1.0, 4.0 if s.lower() == "picture" else -3.0, 0.98, 0.9) for _, s in items]
+
+
+def reverse_judge() -> TrainedJudge:
+    """P(valid) = sigmoid(-reverse): a judge that reads only the collocation check."""
+    weights = [0.0] * len(FEATURES)
+    weights[FEATURES.index("reverse")] = -1.0
+    return TrainedJudge((0.0,) * len(FEATURES), (1.0,) * len(FEATURES), tuple(weights), 0.0, {})
+
+
+def test_the_judge_rejects_the_wrong_sense_and_keeps_the_synonym() -> None:
+    scorer = FakeScorer()
+    source = light_source(min_zipf=0.0, min_judge=0.5, scorer=scorer, judge=reverse_judge())
+    assert [s.word for s in source.candidates(Text.from_string("The good film"), [2])[2]] == ["movie"]
+    assert scorer.calls == 1  # one batch for the sentence
+    (picture,) = source.evidence(Text.from_string("The good film"), 2, "picture")
+    assert picture.reason == "judge" and picture.reverse == 4.0 and picture.judge is not None
+    assert picture.judge < 0.5
+    (movie,) = source.evidence(Text.from_string("The good film"), 2, "movie")
+    assert movie.kept and movie.judge is not None and movie.judge > 0.9
+
+
+def test_a_judge_round_trips_through_its_file_and_a_wrong_file_is_a_config_error(tmp_path: Path) -> None:
+    judge = reverse_judge()
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(judge.to_dict()), encoding="utf-8")
+    loaded = TrainedJudge.load(path)
+    row = feature_row({"reverse": 2.0, "visible": 0.0, "routes": ["wordnet"], "pos": "n"}, 4.0)
+    assert loaded.probability([row])[0] == pytest.approx(judge.probability([row])[0]) == pytest.approx(0.1192, 1e-3)
+    assert loaded.version == judge.version
+    path.write_text(json.dumps({**judge.to_dict(), "features": ["other"]}), encoding="utf-8")
+    with pytest.raises(ConfigError, match="retrain"):
+        TrainedJudge.load(path)
+    with pytest.raises(ConfigError, match="one per feature"):
+        TrainedJudge((0.0,), (1.0,), (0.0,), 0.0, {})
