@@ -39,7 +39,7 @@ from textrobust.analyses.second_order.checks import SecondOrderChecks
 from textrobust.analyses.second_order.method import SecondOrderResult
 from textrobust.sections import Section
 
-__all__ = ["DEFAULT_FLUENCY", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_NO_FRAGMENTS", "DEFAULT_POS_CHECK",
+__all__ = ["DEFAULT_FLUENCY", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_FRAGMENT_CHECK", "DEFAULT_POS_CHECK",
            "build_checks", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
 
@@ -49,8 +49,8 @@ DEFAULT_MAX_K = {"so-beam": 6, "so-enum": 2, "random": 6}
 #: Issue 38's checks of a vulnerable example, as shipped (see
 #: :mod:`textrobust.analyses.second_order.checks`; the paper: 0, None, False, False).
 DEFAULT_MARGIN = 0.0
-DEFAULT_FLUENCY: float | None = None
-DEFAULT_NO_FRAGMENTS = False
+DEFAULT_FLUENCY = 0.0
+DEFAULT_FRAGMENT_CHECK = False
 DEFAULT_POS_CHECK = False
 
 
@@ -84,10 +84,10 @@ class SecondOrderSettings(Settings):
     margin: float = Field(default=DEFAULT_MARGIN, ge=0.0, lt=0.5, description="A vulnerable example counts only "
                           "when it and its patched twin are both at least this far from the decision boundary "
                           "(0 = the paper's count).")
-    fluency: float | None = Field(default=DEFAULT_FLUENCY, ge=1.0, description="Fluency floor: the vulnerable "
-                                  "example's perplexity (Gemma) at most this times x0's (None: off, the paper).")
-    no_fragments: bool = Field(default=DEFAULT_NO_FRAGMENTS, description="Neighbours never turn a content word "
-                               "into a stop word or repeat the word beside it.")
+    fluency: float = Field(default=DEFAULT_FLUENCY, ge=0.0, description="Fluency floor: the vulnerable "
+                           "example's perplexity (Gemma) at most this times x0's (>= 1; 0: off, the paper).")
+    fragment_check: bool = Field(default=DEFAULT_FRAGMENT_CHECK, description="Neighbours never turn a content "
+                                 "word into a stop word or repeat the word beside it.")
     pos_check: bool = Field(default=DEFAULT_POS_CHECK, description="Changed words and the patch keep their part "
                             "of speech in context.")
 
@@ -176,8 +176,12 @@ def check_fill_in(name: str, owner: str) -> None:
 def build_checks(settings: SecondOrderSettings, perplexity: Any = None) -> SecondOrderChecks:
     """The checks of a vulnerable example that ``settings`` ask for (``perplexity``: texts ->
     perplexities for the fluency floor; None: Gemma, loaded on first use)."""
-    return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency, no_fragments=settings.no_fragments,
-                             pos_in_context=settings.pos_check, perplexity=perplexity)
+    if 0 < settings.fluency < 1:
+        raise ConfigError(f"The 'fluency' parameter of SecondOrderSettings must be 0 (off) or >= 1 (a perplexity "
+                          f"ratio to x0). Got {settings.fluency} instead.")
+    return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency or None,
+                             no_fragments=settings.fragment_check, pos_in_context=settings.pos_check,
+                             perplexity=perplexity)
 
 
 def second_order_search(settings: SecondOrderSettings, seed: int) -> Search:
@@ -211,6 +215,7 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
             raise ConfigError(f"The 'method' parameter of SecondOrderSettings must be one of "
                               f"{SECOND_ORDER_SEARCHES.names()}. Got {self.settings.method!r} instead.")
         check_fill_in(self.settings.fill_in, "SecondOrderSettings")
+        build_checks(self.settings)  # validates the checks' settings now, not in a worker
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "search": repr(second_order_search(self.settings, 0))}
@@ -223,7 +228,7 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         layer = context.layer
         neighbourhood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
         lm = None
-        if s.quality or s.fluency is not None:
+        if s.quality or s.fluency:
             from textrobust.lm import CausalLM
 
             lm = CausalLM.default(placement=context.placement)

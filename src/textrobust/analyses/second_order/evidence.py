@@ -35,7 +35,7 @@ class ReaderEvidence:
     how many findings, and where it was measured."""
 
     name: str
-    checks: tuple[float, float | None, bool, bool]  # margin, fluency, no_fragments, pos_check
+    checks: tuple[float, float | None, bool, bool]  # margin, fluency (None: off), fragment_check, pos_check
     naturalness_drop: float
     patch_keeps: float
     findings: int
@@ -51,9 +51,9 @@ MEASURED: tuple[ReaderEvidence, ...] = ()
 
 
 def _checks_of(settings: Mapping[str, Any]) -> tuple[float, float | None, bool, bool]:
-    fluency = settings.get("fluency")
+    fluency = settings.get("fluency") or None
     return (round(float(settings.get("margin") or 0.0), 4), None if fluency is None else round(float(fluency), 4),
-            bool(settings.get("no_fragments", False)), bool(settings.get("pos_check", False)))
+            bool(settings.get("fragment_check", False)), bool(settings.get("pos_check", False)))
 
 
 def reader_evidence(settings: Mapping[str, Any]) -> ReaderEvidence | None:
