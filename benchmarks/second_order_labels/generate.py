@@ -23,6 +23,7 @@ import argparse
 import csv
 import hashlib
 import json
+import os
 import random
 import re
 import time
@@ -154,6 +155,7 @@ def run(args: argparse.Namespace) -> None:
             "search_seconds": round(r.seconds, 2), "fill_requests": r.fill_requests,
             "ppl_x0": ppl[0] if ppl else None, "ppl_neighbour": ppl[1] if ppl else None,
             "extras": {k: v for k, v in r.extras.items() if isinstance(v, (int, float, str))},
+            "load_average": [round(v, 2) for v in os.getloadavg()],
         }
         with out.open("a") as f:
             f.write(json.dumps(record) + "\n")
