@@ -88,8 +88,8 @@ def test_a_second_run_on_a_folder_in_use_exits_2_naming_the_other_process(tmp_pa
         assert not (out / "store.sqlite").exists()  # the refused run wrote nothing
     finally:
         holder.communicate(input="", timeout=60)
-    # the first process has ended: its lock file is left behind, and does not block
-    assert (out / LOCK_FILE).exists()
+    # the first process has ended: its lock file is removed with it (issue 37, item 14)
+    assert not (out / LOCK_FILE).exists()
     again = runner.invoke(app, ["evaluate", "--data", str(data), "--quiet", "--out", str(out)], terminal_width=300)
     assert again.exit_code == 0, again.output
     with RunStore(out / "store.sqlite") as store:

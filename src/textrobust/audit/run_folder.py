@@ -33,6 +33,8 @@ __all__ = ["LEGACY_SETTINGS", "LOCK_FILE", "RunFolderLock", "check_resumable", "
 
 #: The lock file inside a run folder.
 LOCK_FILE = ".textrobust.lock"
+#: Attempts to lock a lock file that its releasing holder removes meanwhile.
+_LOCK_TRIES = 50
 
 
 def _command() -> str:
@@ -58,21 +60,37 @@ class RunFolderLock:
             return
         self._fcntl = fcntl
         self.folder.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"Could not open the lock file {self.path} of the run folder (--out): {exc}") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            owner = _read_owner(fd)
-            os.close(fd)
-            raise StoreError(self._busy_message(owner)) from None
+        fd = self._lock(fcntl)
         owner_line = json.dumps({"pid": os.getpid(), "command": _command(),
                                  "started": datetime.now(UTC).isoformat(timespec="seconds")})
         os.ftruncate(fd, 0)
         os.pwrite(fd, (owner_line + "\n").encode("utf-8"), 0)
         self._fd = fd
+
+    def _lock(self, fcntl: Any) -> int:
+        """The lock file, opened and locked. A holder removes the file when it releases it,
+        so a file locked here may have been removed meanwhile (this process opened it just
+        before): then the lock is on a name nobody else sees, and the file is opened again."""
+        for _ in range(_LOCK_TRIES):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise StoreError(f"Could not open the lock file {self.path} of the run folder (--out): {exc}") from exc
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                owner = _read_owner(fd)
+                os.close(fd)
+                raise StoreError(self._busy_message(owner)) from None
+            try:
+                current = os.stat(self.path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current == os.fstat(fd).st_ino:
+                return fd
+            os.close(fd)  # removed (and perhaps made again) by the holder that just released it
+        raise StoreError(f"Could not lock the run folder '{self.folder}' (--out): its lock file {self.path} kept "
+                         f"being replaced ({_LOCK_TRIES} tries). Is another program removing it?")
 
     def _busy_message(self, owner: dict[str, Any]) -> str:
         who = "another process"
@@ -91,12 +109,20 @@ class RunFolderLock:
         return self._fd is not None
 
     def release(self) -> None:
-        """Give the folder back (the lock file stays, empty: the next owner rewrites it)."""
+        """Give the folder back: the lock file is removed while still locked (a finished run
+        folder keeps no empty lock file), then unlocked; a process that opened it meanwhile
+        sees it gone and opens a new one (:meth:`_lock`)."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            os.ftruncate(fd, 0)
+            try:
+                if os.stat(self.path).st_ino == os.fstat(fd).st_ino:  # still ours
+                    os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+            except OSError:  # cannot remove it (a read-only folder): leave it empty, as before
+                os.ftruncate(fd, 0)
             self._fcntl.flock(fd, self._fcntl.LOCK_UN)
         finally:
             os.close(fd)
