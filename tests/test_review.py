@@ -195,3 +195,44 @@ def test_a_malformed_labels_file_names_its_line(tmp_path: Path) -> None:
     path.write_text("id\tsentence\n")
     with pytest.raises(DataError, match="must be the header"):
         read_labels(path)
+
+
+# ---- the command ----------------------------------------------------------------------------------
+def test_judge_without_the_page(run: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["review", str(run), "--reviewer", "ann", "--judge", "next=valid",
+                                 "--judge", "attack/ex-3=invalid:nonsense", "--judge", "next=skip"])
+    assert result.exit_code == 0, result.output
+    assert "judged: attack/ex-0 valid by ann" in result.output
+    assert "judged: attack/ex-3 invalid (nonsense) by ann" in result.output
+    assert "judged: attack/ex-1 skip by ann" in result.output
+    for given, said in (("next=maybe", "reads ITEM=valid"), ("attack/nope=valid", "No finding 'attack/nope'"),
+                        ("next=valid:sense", "only an invalid judgement takes a reason"),
+                        ("next=invalid:ugly", "needs a reason, one of sense")):
+        result = runner.invoke(app, ["review", str(run), "--judge", given])
+        assert result.exit_code == 2 and said in result.output, result.output
+    result = runner.invoke(app, ["review", str(run.parent / "nowhere"), "--report"])
+    assert result.exit_code == 2 and "No run store" in result.output
+
+
+def test_the_server_prints_its_address_opens_the_browser_and_rebuilds_the_report(
+        run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import webbrowser
+
+    from textrobust.report.review_server import ReviewServer
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+
+    def stop(self: ReviewServer) -> None:  # a reviewer's Ctrl-C, at once
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ReviewServer, "serve_forever", stop)
+    (run / "report.html").unlink()
+    result = CliRunner().invoke(app, ["review", str(run), "--reviewer", "ann"])
+    assert result.exit_code == 0, result.output
+    [url] = opened
+    assert url.startswith("http://127.0.0.1:") and "token=" in url and f"open: {url}" in result.output
+    assert "5 finding(s)" in result.output and (run / "report.html").is_file()
+    opened.clear()
+    assert CliRunner().invoke(app, ["review", str(run), "--no-browser"]).exit_code == 0 and opened == []

@@ -73,9 +73,9 @@ def _judge(run_dir: Path, reviewer: str, judgements: list[str]) -> None:
     for given in judgements:
         item, sep, said = given.partition("=")
         verdict, _, reason = said.partition(":")
-        if not sep or not item or verdict not in ("valid", "invalid", "skip"):
-            raise ConfigError(f"The '--judge' option reads ITEM=valid, ITEM=skip or ITEM=invalid:REASON. "
-                              f"Got {given!r} instead.")
+        if not sep or not item or verdict not in ("valid", "invalid", "skip") or (reason and verdict != "invalid"):
+            raise ConfigError(f"The '--judge' option reads ITEM=valid, ITEM=skip or ITEM=invalid:REASON (only "
+                              f"an invalid judgement takes a reason). Got {given!r} instead.")
         if item == "next":
             found = session.next_item(session.current())
             if found is None:
