@@ -58,6 +58,11 @@ __all__ = ["RayExecutor", "actor_room", "shipped_spec"]
 _PER_WORKER = 2
 _WAIT_SECONDS = 1.0  # ray.wait in slices, so Ctrl-C is seen promptly
 _CONNECT_SECONDS = 10.0  # the longest wait for a Ray head to accept a connection (--address)
+_ANSWER_SECONDS = 5.0  # the longest wait for it to answer as a gRPC (HTTP/2) server does
+#: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113, section 3.4):
+#: a Ray head (its GCS, or Ray Client's server) speaks gRPC, which answers with SETTINGS.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_HTTP2_SETTINGS = 0x4
 _CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # Ray's own switch: "0" = this machine only
 
 
@@ -376,23 +381,60 @@ def _head(address: str) -> tuple[str, int] | None:
     return host, int(port)
 
 
+_FIX = ("Give the address of a running head (`ray start --head` prints it, e.g. 127.0.0.1:6379, or "
+        "ray://host:10001 for Ray Client), 'auto' for the cluster started on this machine, or leave --address out "
+        "to start a local Ray instance.")
+
+
 def _check_reachable(address: str) -> None:
     """A ConfigError unless the Ray head of ``address`` accepts a TCP connection within
-    :data:`_CONNECT_SECONDS` (``ray.init`` would retry an unreachable head for minutes)."""
+    :data:`_CONNECT_SECONDS` and answers HTTP/2's connection preface as a gRPC server
+    does within :data:`_ANSWER_SECONDS` (:func:`_speaks_grpc`): ``ray.init`` retries an
+    unreachable head, or a port where something else listens, for minutes."""
     head = _head(address)
     if head is None:
         return
     try:
-        socket.create_connection(head, timeout=_CONNECT_SECONDS).close()
+        connection = socket.create_connection(head, timeout=_CONNECT_SECONDS)
     except OSError as exc:
         reason = (f"no answer within {_CONNECT_SECONDS:.0f} s" if isinstance(exc, TimeoutError)
                   else (exc.strerror or type(exc).__name__).lower())
-        raise ConfigError(
-            f"The '--address' option names a Ray cluster that cannot be reached: {address!r} ({head[0]}:{head[1]}: "
-            f"{reason}). Give the address of a running head (`ray start "
-            "--head` prints it, e.g. 127.0.0.1:6379, or ray://host:10001 for Ray Client), 'auto' for the cluster "
-            "started on this machine, or leave --address out to start a local Ray instance."
-        ) from None
+        raise ConfigError(f"The '--address' option names a Ray cluster that cannot be reached: {address!r} "
+                          f"({head[0]}:{head[1]}: {reason}). {_FIX}") from None
+    with connection:
+        if os.environ.get("RAY_USE_TLS", "0").strip().lower() in ("1", "true", "yes"):
+            return  # a TLS head answers only after a TLS handshake: the connection is all that is checked
+        why = _speaks_grpc(connection)
+    if why is not None:
+        raise ConfigError(f"The '--address' option names {address!r} ({head[0]}:{head[1]}), where something "
+                          f"listens that is not a Ray head: {why}. {_FIX}")
+
+
+def _speaks_grpc(connection: socket.socket) -> str | None:
+    """None when the server on ``connection`` answers HTTP/2's client preface with a
+    SETTINGS frame, as every gRPC server (a Ray head) does; else why it is not one."""
+    try:
+        connection.settimeout(_ANSWER_SECONDS)
+        connection.sendall(_HTTP2_HELLO)
+        answer = b""
+        while len(answer) < 9:  # a frame header: length (3 bytes), type, flags, stream (4 bytes)
+            chunk = connection.recv(9 - len(answer))
+            if not chunk:
+                return "it closed the connection without answering as a gRPC server does"
+            answer += chunk
+    except TimeoutError:
+        return f"it did not answer as a gRPC server does within {_ANSWER_SECONDS:.0f} s"
+    except OSError as exc:
+        return f"the connection failed ({(exc.strerror or type(exc).__name__).lower()})"
+    if answer[3] != _HTTP2_SETTINGS:
+        try:  # the rest of its first line, to show what it is
+            connection.settimeout(0.5)
+            answer += connection.recv(200)
+        except OSError:
+            pass
+        shown = answer.decode("ascii", "replace").splitlines()[0].strip()[:80]
+        return f"it answered {shown!r}, not as a gRPC server does"
+    return None
 
 
 def _brief(exc: BaseException) -> str:
