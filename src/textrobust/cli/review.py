@@ -35,18 +35,19 @@ def _default_reviewer() -> str:
 
 
 def review_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `textrobust audit` or an analysis command.")],
-    reviewer: Annotated[Optional[str], typer.Option("--reviewer", help="Your name, stored with each judgement "
+    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A run folder (the --out of `textrobust audit` or "
+                                                                "an analysis command).")],
+    reviewer: Annotated[Optional[str], typer.Option("--reviewer", metavar="NAME", help="Your name, stored with each judgement "
                                                                        "(default: your login name).")] = None,
     port: Annotated[int, typer.Option("--port", help="The local port (default 0: any free one).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the address only; do not open a "
                                                                   "browser.")] = False,
-    export: Annotated[Optional[Path], typer.Option("--export", help="Write the judgements as labelled "
+    export: Annotated[Optional[Path], typer.Option("--export", metavar="FILE", help="Write the judgements as labelled "
                                                    "substitutions (the format of the shipped labelled set; "
                                                    "--labelled reads it) and exit.")] = None,
     report: Annotated[bool, typer.Option("--report", help="Rebuild report.html, report.json and summary.json "
                                                           "with the reviewed figures and exit.")] = False,
-    judge: Annotated[Optional[list[str]], typer.Option("--judge", help="Judge without the page, then exit: "
+    judge: Annotated[Optional[list[str]], typer.Option("--judge", metavar="ITEM=VERDICT", help="Judge without the page, then exit: "
                      "ITEM=valid, ITEM=skip or ITEM=invalid:REASON (ITEM: a finding's id as the page shows it, "
                      "or 'next', your first finding not yet judged); repeatable, applied in order.")] = None,
 ) -> None:
