@@ -12,4 +12,6 @@ Modules:
 - ``cache``: the on-disk cache of judges' verdicts, keyed by sentence, position and the
   versions of every model and lexicon used.
 - ``reviews``: a person's judgements of a run's findings, kept in the run store.
+- ``overrides``: a user's labelled substitutions (``textrobust review --export``, read back
+  with ``--labelled``), which the validated synonyms apply.
 """
