@@ -6,7 +6,8 @@ judgement (:mod:`textrobust.validity.reviews`); this module turns the judgements
 (:func:`reviewed_figures`):
 
 - first-order attack: accuracy under attack counting only the flips a person confirmed
-  (a rejected flip's example counts as robust: its substitution changed the meaning), with
+  (a rejected flip's example counts as not flipped: no flip that keeps the meaning is known
+  for it, though the search, which stops at its first flip, may have missed one), with
   the unreviewed (and disputed) flips as an interval: ``accuracy_under_attack_low``
   when every one of them is valid, ``accuracy_under_attack_high`` (= the confirmed-only
   figure) when none is; the attack success rate likewise;
@@ -196,7 +197,7 @@ def reviewed_figures(analysis: str, summary: Any, found: Sequence[Finding], stat
     }
     if analysis == "attack":
         n, attacked = summary.examples, summary.succeeded + summary.failed
-        robust = summary.failed + rejected  # a rejected flip's example kept its label under valid swaps
+        robust = summary.failed + rejected  # a rejected flip's example: no flip that keeps the meaning is known
         out.update(_interval("accuracy_under_attack", _share(robust + open_, n), _share(robust, n),
                              _share(robust + open_, n)))
         out.update(_interval("success_rate", _share(confirmed, attacked), _share(confirmed, attacked),
