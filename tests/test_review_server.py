@@ -131,16 +131,27 @@ def test_hostile_text_is_escaped(server: ReviewServer) -> None:
     assert "\u202e" in page and "overflow-wrap: anywhere" in page and "unicode-bidi: isolate" in page
 
 
-def test_two_reviewers_are_both_kept_and_their_agreement_shown(run: Path) -> None:
-    for server in _serve(run, "ann"):
-        _request(server.port, "POST", "/judge", {"token": server.token, "item": "attack/ex-0", "verdict": "valid"})
-    for server in _serve(run, "bob"):
-        assert _item(_page(server)) == "attack/ex-0"  # bob's own progress
-        _request(server.port, "POST", "/judge", {"token": server.token, "item": "attack/ex-0", "verdict": "invalid",
-                                                 "reason": "antonym"})
-        page = _page(server, item="attack/ex-0")
-        assert "<bdi>ann</bdi>: valid" in page and "0% on 1 finding(s) judged by two or more" in page
-        assert "1 disputed" in page
+def test_two_reviewers_at_once_are_both_kept_and_their_agreement_shown(run: Path) -> None:
+    """Two sessions on the same run at the same time (two servers, one store)."""
+    sessions = [_serve(run, "ann"), _serve(run, "bob")]
+    ann, bob = (next(session) for session in sessions)
+    try:
+        _request(ann.port, "POST", "/judge", {"token": ann.token, "item": "attack/ex-0", "verdict": "valid"})
+        assert _item(_page(bob)) == "attack/ex-0"  # bob's own progress
+        _request(bob.port, "POST", "/judge", {"token": bob.token, "item": "attack/ex-0", "verdict": "invalid",
+                                              "reason": "antonym"})
+        _request(ann.port, "POST", "/judge", {"token": ann.token, "item": "attack/ex-1", "verdict": "valid"})
+        _request(bob.port, "POST", "/judge", {"token": bob.token, "item": "attack/ex-1", "verdict": "valid"})
+        page = _page(bob, item="attack/ex-0")
+        assert "<bdi>ann</bdi>: valid" in page and "50% on 2 finding(s) judged by two or more" in page
+        assert "1 confirmed, 0 rejected, 1 disputed" in page
+        assert _progress(_page(ann)) == _progress(_page(bob)) == "2 / 5"
+    finally:
+        for session in sessions:
+            session.close()
+    with RunStore(run / "store.sqlite") as store:
+        assert sorted((j.item, j.reviewer) for j in ReviewLog(store).judgements()) == [
+            ("attack/ex-0", "ann"), ("attack/ex-0", "bob"), ("attack/ex-1", "ann"), ("attack/ex-1", "bob")]
 
 
 def test_kill_9_mid_review_loses_nothing_and_the_next_session_resumes(run: Path) -> None:
