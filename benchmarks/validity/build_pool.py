@@ -206,6 +206,22 @@ def visible_target_words(fill_in: Any, text: Text, position: int, k: int) -> lis
     return out[:k]
 
 
+def cheap_verdicts(source: Any, text: Text, tags: Any, position: int) -> list[Any]:
+    """The validated source's verdicts on every proposal at ``position`` without its costly
+    checks (no re-tagging, no causal LM): enough to draw a pool from."""
+    from textrobust.attack.candidates.validated import position_guard
+    from textrobust.attack.candidates.wordnet import wordnet_pos
+
+    word = text.words[position]
+    pos = wordnet_pos(tags[position])
+    if pos is None:
+        return []
+    proposals = source._propose(word.lower(), tags[position], pos)
+    scores = source._context_scores(text, {position: [c.word for c in proposals]}) if proposals else {}
+    guard = position_guard(text.words, position, tags[position])
+    return [source._verdict(word, tags[position], c, scores.get(position, {}).get(c.word), guard) for c in proposals]
+
+
 def rich_pool(args: argparse.Namespace) -> None:
     """The third pool (issue 39): new sentences (the corpora's validation splits, none in
     the labelled set), two content positions each, three substitutes per position drawn
@@ -213,9 +229,10 @@ def rich_pool(args: argparse.Namespace) -> None:
 
     - ``wordnet_top``: lemmas of the word's two most frequent WordNet senses (tagged part
       of speech, inflected back) that fit the slot;
-    - ``validated_relaxed``: the validated source without its causal-LM check, every check
-      relaxed (WordNet's 5 most frequent senses, cosine >= 0.3, Zipf >= 2.5, unscored kept);
-    - ``validated_nolm``: the validated source's defaults without the causal-LM check;
+    - ``validated_relaxed``: the validated source without its costly checks, every other
+      check relaxed (WordNet's 5 most frequent senses, cosine >= 0.3, Zipf >= 2.5, unscored kept);
+    - ``validated_nolm``: the validated source's defaults without its costly checks (re-tagging,
+      the causal LM);
     - ``mlm_visible``: the tuned MiniLM's top 15 with the target word visible;
     - ``embedding_high``: counter-fitted neighbours at cos >= 0.8.
 
@@ -224,14 +241,14 @@ def rich_pool(args: argparse.Namespace) -> None:
     at random among those with two votes, or else one drawn from the rest. Up
     to three sentences of one BBC document are taken. Every source that
     proposes an item is listed in its ``sources`` column."""
-    from textrobust.attack.candidates.validated import ValidatedSynonyms
+    from textrobust.attack.candidates.validated import ValidatedSynonyms, ValidatedSynonymsConfig, failed_check
     from textrobust.attack.candidates.wordnet import wordnet_pos
 
     rng = random.Random(args.seed)
     stops = load_stop_words()
     relaxed = ValidatedSynonyms(min_lm_delta=None, max_senses=5, min_cos=0.3, min_zipf=2.5, max_candidates=30,
                                 allow_unscored=True)
-    strict = ValidatedSynonyms(min_lm_delta=None)
+    strict = ValidatedSynonymsConfig(min_lm_delta=None)
     embedding = embedding_neighbours(k=50)
     used = set()
     if args.skip is not None:
@@ -245,8 +262,6 @@ def rich_pool(args: argparse.Namespace) -> None:
         for sentence in pool:
             if len(chosen) == args.per_corpus:
                 break
-            if len(chosen) % 20 == 0:
-                print(corpus, len(chosen), "sentences so far", flush=True)
             text = Text.from_string(sentence)
             tags = relaxed.tagger(text)
             positions = [p for p in content_positions(text, stops)
@@ -255,12 +270,12 @@ def rich_pool(args: argparse.Namespace) -> None:
             found: list[tuple[int, dict[str, list[str]]]] = []
             for position in positions:
                 word = text.words[position]
-                judged = relaxed._judge(text, [position], None)[position]  # only survivors re-tagged
+                judged = cheap_verdicts(relaxed, text, tags, position)
                 proposals: dict[str, list[str]] = {
                     "wordnet_top": [e.substitute.lower() for e in judged if "wordnet" in e.routes and e.slot_fits
                                     and e.sense_rank is not None and e.sense_rank < 2],
                     "validated_relaxed": [e.substitute.lower() for e in judged if e.kept],
-                    "validated_nolm": [s.word.lower() for s in strict.candidates(text, [position])[position]],
+                    "validated_nolm": [e.substitute.lower() for e in judged if failed_check(e, strict) == ""],
                     "mlm_visible": [w for w in visible_target_words(relaxed.fill_in, text, position, 20)
                                     if w not in stops][:15],
                     "embedding_high": [w for w, cos in embedding.word_candidates(text, [position])[position]
@@ -274,6 +289,8 @@ def rich_pool(args: argparse.Namespace) -> None:
             if not found:
                 continue
             chosen.append(sentence)
+            if len(chosen) % 10 == 0:
+                print(corpus, len(chosen), "sentences so far", flush=True)
             for position, proposals in found:
                 # agreement counts independent families: WordNet, the vectors, the masked LM
                 votes: dict[str, int] = {}

@@ -58,13 +58,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--sentences", type=int, default=20, help="test sentences per corpus for candidates per word")
+    parser.add_argument("--issue28", action="store_true", help="also score issue 28's default settings (Gemma)")
+    parser.add_argument("--verdicts", type=Path, default=None, help="a verdict cache file (default: none)")
     args = parser.parse_args()
     splits = {split: labelled_substitutions(split) for split in ("dev", "test")}
-    result: dict = {"sources": {}, "validated": {}}
+    everything = labelled_substitutions()
+    result: dict = {"sources": {}, "validated": {},
+                    "labelled": {"items": len(everything), "valid": sum(i.valid for i in everything),
+                                 "corpora": sorted({i.corpus for i in everything}),
+                                 **{s: {"items": len(v), "valid": sum(i.valid for i in v)} for s, v in splits.items()}}}
+    # the papers' sources from the sources column of the first two pools (issue 28), which
+    # recorded them; the third pool (issue 39, ids from s2000) recorded other sources
+    first_pools = {s: [i for i in items if int(i.id[1:]) < 2000] for s, items in splits.items()}
     for name, what in PAPER_SOURCES.items():
-        result["sources"][name] = {"what": what, **{s: by_column(items, name) for s, items in splits.items()}}
-    source = ValidatedSynonyms()
+        result["sources"][name] = {"what": what, **{s: by_column(items, name) for s, items in first_pools.items()}}
+    source = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False)
     result["validated"]["settings"] = source.config.model_dump()
+    if args.issue28:
+        old = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False, min_judge=None, function_adverbs=False,
+                                name_guard=False, min_lm_delta=-4.0)
+        result["issue28_default"] = {s: score_source(old, items).as_dict() for s, items in splits.items()}
+        print("issue 28 default:", result["issue28_default"], flush=True)
     for split, items in splits.items():
         start = time.perf_counter()
         result["validated"][split] = {**score_source(source, items).as_dict(),

@@ -43,7 +43,7 @@ from textrobust.attack.candidates.wordnet import wordnet_pos
 EVIDENCE_FIELDS = set(Evidence.__dataclass_fields__)
 #: the hand checks' grid (the rest of the settings at their defaults)
 GRID = {"max_senses": (2, 3, 5, 99), "min_cos": (0.0, 0.3, 0.5), "max_valence_change": (1.0, 1.5),
-        "min_zipf": (2.5, 3.0), "allow_unscored": (False, True)}
+        "min_zipf": (2.5, 3.0), "allow_unscored": (False, True), "require_wordnet": (True, False)}
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.025))
 
 
@@ -117,7 +117,8 @@ def main() -> None:
     dropped = [FEATURES.index(name) for name in args.drop]
     split = {s: [i for i in items if i.split == s] for s in ("dev", "test")}
     base = ValidatedSynonymsConfig(max_senses=99, min_cos=-1.0, max_valence_change=99.0, min_zipf=0.0,
-                                   allow_unscored=True, min_lm_delta=None)
+                                   allow_unscored=True, require_wordnet=False, min_cos_vectors_only=-1.0,
+                                   min_lm_delta=None)
 
     def matrix(group: Sequence[LabelledSubstitution]) -> np.ndarray:
         x = np.array([feats[i.id] for i in group], dtype=float)
@@ -147,10 +148,12 @@ def main() -> None:
         return [passes(evidence[i.id], config) and (t is None or prob.get(i.id, 0.0) >= t) for i in group]
 
     best: tuple[float, float, dict[str, Any], float] | None = None
+    dev_p = np.array([prob.get(i.id, 0.0) for i in split["dev"]])
     for values in itertools.product(*GRID.values()):
-        config = ValidatedSynonymsConfig(**dict(zip(GRID, values)), min_lm_delta=None)
+        config = ValidatedSynonymsConfig(**dict(zip(GRID, values)), min_cos_vectors_only=0.8, min_lm_delta=None)
+        hard = np.array(flags(split["dev"], config, None))
         for t in THRESHOLDS:
-            s = scores(flags(split["dev"], config, t), split["dev"])
+            s = scores(list(hard & (dev_p >= t)), split["dev"])
             if s["precision"] >= args.precision and s["accepted"] >= 30:
                 key = (s["recall"], s["precision"])
                 if best is None or key > best[:2]:
@@ -158,6 +161,7 @@ def main() -> None:
     if best is None:
         raise SystemExit(f"no setting reaches dev precision {args.precision}")
     chosen, threshold = best[2], best[3]
+    chosen["min_cos_vectors_only"] = 0.8
     config = ValidatedSynonymsConfig(**chosen, min_lm_delta=None)
     curve = [{"threshold": t, "dev": scores(flags(split["dev"], config, t), split["dev"]),
               "test": scores(flags(split["test"], config, t), split["test"])} for t in THRESHOLDS]

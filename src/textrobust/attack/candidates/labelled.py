@@ -3,7 +3,13 @@
 ``resources/substitutions/labelled.tsv`` holds substitutions that textrobust's candidate
 sources actually propose on the bundled corpora (Rotten Tomatoes, BBC News, tweets), drawn
 by ``benchmarks/validity/build_pool.py``, each labelled by a careful reading under the rule
-written at the top of the file. It is split dev / test by sentence before anything was
+written at the top of the file. Three pools: issue 28's two (ids below ``s2000``; test
+splits of the corpora) and issue 39's third (ids from ``s2000``; validation splits, drawn
+from sources rich in plausible-valid substitutes: WordNet's frequent senses, the validated
+source at relaxed settings, the masked LM with the target visible, close counter-fitted
+neighbours), read blind by readers who did not see the sources; a fifth of the third pool
+was read twice (Cohen's kappa in ``benchmarks/results/validity.md``), disagreements resolved
+as invalid (``benchmarks/validity/merge_labels.py``). It is split dev / test by sentence before anything was
 tuned; sources are tuned on dev only. :func:`score_source` measures any
 :class:`~textrobust.attack.problem.CandidateSource` on it: precision (valid among the
 labelled substitutions the source proposes), recall (proposed among the valid ones).
