@@ -24,6 +24,7 @@ from textrobust.store import RunStore
 from textrobust.validity.reviews import ReviewLog
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.slow  # a browser starts for each test (a few seconds)
 
 
 @pytest.fixture

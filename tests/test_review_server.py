@@ -154,6 +154,7 @@ def test_two_reviewers_at_once_are_both_kept_and_their_agreement_shown(run: Path
             ("attack/ex-0", "ann"), ("attack/ex-0", "bob"), ("attack/ex-1", "ann"), ("attack/ex-1", "bob")]
 
 
+@pytest.mark.slow  # starts the command line in a process of its own
 def test_kill_9_mid_review_loses_nothing_and_the_next_session_resumes(run: Path) -> None:
     command = [sys.executable, "-c", "from textrobust.cli.app import main; main()", "review", str(run),
                "--no-browser", "--reviewer", "ann"]
