@@ -96,3 +96,51 @@ def test_train_applies_a_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+# ---- item 14: the synonym table shows progress ------------------------------------------------------
+class _FakeChecker:
+    """CheckedSynonyms' table without its vectors: each alphabetic word not skipped -> its
+    reversal; the calls are recorded (the chunks)."""
+
+    calls: list[list[str]] = []
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def table(self, words: list[str], *, neighbours: int, skip: object) -> dict[str, tuple[str, ...]]:
+        _FakeChecker.calls.append(list(words))
+        keys = sorted({w.lower() for w in words if w.isalpha() and w.lower() not in skip})  # type: ignore[operator]
+        return {w: (w[::-1],) for w in keys}
+
+
+def test_the_synonym_table_is_built_in_chunks_with_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    import textrobust.attack.candidates.checked as checked
+    from textrobust.defenses.augment import TABLE_CHUNKS, checked_table
+
+    monkeypatch.setattr(checked, "CheckedSynonyms", _FakeChecker)
+    _FakeChecker.calls = []
+    words = [f"Word{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(100)] + ["the", "film", "Film", "x1"]
+    seen: list[tuple[int, int]] = []
+    built = checked_table(words, progress=lambda done, total: seen.append((done, total)))
+    whole = _FakeChecker(8).table(sorted({w.lower() for w in words}), neighbours=10, skip={"the"})
+    assert built == whole and list(built) == list(whole)  # the table of one call, in its order
+    assert len(_FakeChecker.calls) - 1 == len(seen) <= TABLE_CHUNKS and len(seen) > 1
+    assert seen[-1] == (103, 103) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_the_table_progress_is_a_training_event_the_progress_lines_show(capsys: pytest.CaptureFixture[str],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from textrobust.defenses.augment import table_progress
+    from textrobust.zoo.training import rich_progress
+
+    monkeypatch.delenv("TEXTROBUST_NO_PROGRESS", raising=False)
+    events: list[object] = []
+    report = table_progress(events.append, 0.0)
+    assert report is not None and table_progress(None, 0.0) is None
+    report(5, 10)
+    event = events[0]
+    assert (getattr(event, "stage"), getattr(event, "step"), getattr(event, "steps")) == ("table", 5, 10)
+    with rich_progress("training cnn (certified)") as progress:  # no terminal here: plain lines
+        progress(events[0])  # type: ignore[arg-type]
+    assert "synonym table: 5/10 words checked" in capsys.readouterr().err

@@ -145,11 +145,12 @@ def train_certified(arch: str, dataset: Any, *, settings: CertifiedSettings, out
     vocab = victim.tokenizer
     module = copy.deepcopy(victim.module)
     if table is None:
-        from textrobust.defenses.augment import checked_table
+        from textrobust.defenses.augment import checked_table, table_progress
 
         words = {w.lower() for split in (data.train, data.dev, data.test) for e in split.examples for w in e.text.words}
-        table = {w: s for w, s in checked_table(sorted(words), cert.max_substitutes, settings.neighbours).items()
-                 if w in vocab}
+        built = checked_table(sorted(words), cert.max_substitutes, settings.neighbours,
+                              table_progress(progress, started))
+        table = {w: s for w, s in built.items() if w in vocab}
     used = _train_subset(data.train.examples, training, seed)  # --max-train applies to this phase too
     texts = [e.text for e in used]
     labels = [e.label for e in used]

@@ -111,8 +111,9 @@ class TrainingData:
 @dataclass(frozen=True)
 class TrainingEvent:
     """A progress report: ``stage`` is "step" (after each batch), "epoch" (after the dev
-    evaluation), "extra" (while an epoch's extra examples are made: ``step`` of ``steps``)
-    or "done"."""
+    evaluation), "extra" (while an epoch's extra examples are made: ``step`` of ``steps``),
+    "table" (a defense's synonym table, before training: ``step`` of ``steps`` words) or
+    "done"."""
 
     stage: str
     epoch: int
@@ -350,6 +351,8 @@ def rich_progress(description: str = "training") -> Iterator[Progress]:
         elif event.stage == "extra":
             bar.update(task, info=f"epoch {event.epoch}/{event.epochs} extra examples {event.step}/{event.steps} "
                                   f"{state['dev']}")
+        elif event.stage == "table":
+            bar.update(task, total=event.steps, completed=event.step, info="synonym table: words checked")
         else:
             bar.update(task, total=1, completed=1, info=f"done: dev {event.dev_accuracy:.3f}")
 
@@ -376,6 +379,8 @@ def _progress_lines(description: str, console: Any) -> Progress:
             best = "" if event.best_dev_accuracy is None else f" (best {event.best_dev_accuracy:.3f})"
             say(f"epoch {event.epoch}/{event.epochs} done: dev accuracy {event.dev_accuracy:.3f}{best} "
                 f"({event.elapsed:,.0f} s)")
+        elif event.stage == "table":
+            say(f"synonym table: {event.step:,}/{event.steps:,} words checked ({event.elapsed:,.0f} s)")
         elif event.stage == "extra":
             tenth = max(1, -(-event.steps // 10))
             if event.step == event.steps or event.step % tenth == 0:
