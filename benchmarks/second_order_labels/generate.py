@@ -176,14 +176,20 @@ def _mark(text: str, position: int) -> str:
 
 
 def make_chunks(args: argparse.Namespace) -> None:
-    """Blind, shuffle and cut the successful findings of ``FINDINGS`` into chunk_NN.tsv (all
-    items) and double_NN.tsv (a quarter, same ids), with key_<phase>.json (item -> finding)."""
+    """Blind, shuffle and cut the successful findings of ``FINDINGS`` not yet in a round into
+    chunk_NN.tsv (all items) and double_NN.tsv (a quarter, same ids), with key_<round>.json
+    (item -> finding) and the empty READY_<round> that tells the lead engineer to start
+    readers. ``--phase`` here is the reading round: a round may mix findings of both phases."""
+    def ident(rec: dict[str, Any]) -> tuple[str, ...]:
+        return (rec["example_id"], rec["victim"], rec["settings"], str(rec["phase"]))
+
+    chunked = {ident(rec) for path in WORK.glob("key_*.json") for rec in json.loads(path.read_text()).values()}
     findings = []
     for path in args.findings:
         for line in Path(path).read_text().splitlines():
             if line.strip():
                 rec = json.loads(line)
-                if rec["status"] == "succeeded":
+                if rec["status"] == "succeeded" and ident(rec) not in chunked:  # each finding is read in one round
                     findings.append(rec)
     rng = random.Random(f"chunks-{args.phase}")
     rng.shuffle(findings)
@@ -213,6 +219,7 @@ def make_chunks(args: argparse.Namespace) -> None:
     for j, chunk in enumerate(dchunks):
         written.append(_write_chunk(WORK / f"double_{first + j:02d}.tsv", chunk))
     (WORK / f"key_{args.phase}.json").write_text(json.dumps(key, indent=1))
+    (WORK / f"READY_{args.phase}").touch()
     print(json.dumps({"items": len(items), "double": len(doubles), "files": written}))
 
 

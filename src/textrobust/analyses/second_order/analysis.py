@@ -63,7 +63,12 @@ class SecondOrderSettings(Settings):
     ``x0`` and of the vulnerable example under Gemma; slower), and the patch pairs'
     ``candidates``: the validated synonyms (default, judged in ``x0``) or ``paper``, the
     project's stand-in for the paper's counter-fitted pairs (WordNet's frequent senses
-    checked by cosine, :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`)."""
+    checked by cosine, :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`).
+    Issue 38's checks of a vulnerable example (:mod:`textrobust.analyses.second_order.checks`):
+    ``margin`` from the decision boundary (0: the paper's count), ``fluency`` floor relative
+    to x0 (0: off), ``fragment_check``, ``pos_check``; whether second-order then sets the
+    verdict's level depends on people's reading of such findings
+    (:mod:`textrobust.analyses.second_order.evidence`)."""
 
     method: str = Field(default="so-beam", description="so-beam (Algorithm 2), so-enum (exhaustive, k <= 2; "
                         "slower) or random (the baseline).")
