@@ -61,7 +61,11 @@ def _finding_view(finding: Finding, index: int) -> dict[str, Any]:
     labels = {"second-order finding": ("x0, the test sentence", "its natural neighbour x~0 (words the fill-in changed "
                                                                   "marked)")}
     before, after = labels.get(finding.kind, ("original", "perturbed (each swap marked)"))
-    return {"item": finding.item, "kind": finding.kind, "index": index,
+    question = ("Valid when the neighbour reads as a sentence a person could write and the patch keeps its meaning "
+                "(so the flip is a real second-order failure)." if finding.kind == "second-order finding" else
+                "Valid when every swap keeps the meaning in this sentence (so the model should not have changed "
+                "its answer).")
+    return {"item": finding.item, "kind": finding.kind, "index": index, "question": question,
             "before_label": before, "after_label": after,
             "original": _segments(finding.original, first), "perturbed": _segments(finding.perturbed, first),
             "patched": None if finding.patched is None else _segments(finding.patched, patch),
