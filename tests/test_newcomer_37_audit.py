@@ -167,3 +167,22 @@ def test_summary_json_card_keeps_defense_settings(tmp_path: Path, monkeypatch: p
 def test_audit_candidates_shows_its_choices() -> None:
     text = _flat(runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "200"}).output)
     assert "--candidates [validated|paper]" in text and "--candidates <str>" not in text
+
+
+# ---- item 14: the full profile's ACCS gives a figure ----------------------------------------------
+def test_the_full_profiles_accs_size_is_the_measured_one() -> None:
+    from textrobust.audit.profiles import ACCS_FULL_MIN
+
+    assert profile_settings("full")["accs"]["n"] >= ACCS_FULL_MIN  # 3 left ACCS undefined on the default victim
+    assert "textrobust accs --n 20 --out runs/accs" in [m["command"] for m in not_run(["evaluate"])]
+
+
+@pytest.mark.heavy
+def test_the_full_profiles_accs_gives_a_figure_on_the_default_victim(tmp_path: Path) -> None:
+    """The real default victim and models: about 5 minutes on 2 busy cores."""
+    result = runner.invoke(app, ["audit", "--profile", "full", "--analyses", "accs", "--out", str(tmp_path / "run"),
+                                 "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())["analyses"]["accs"]["summary"]
+    [row] = summary["rows"]
+    assert row["accs"] is not None and row["max_first_order"] > 0 and row["max_second_order"] > 0

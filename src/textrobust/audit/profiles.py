@@ -61,18 +61,26 @@ def _quick() -> Mapping[str, Mapping[str, Any]]:
 #: Every analysis small: the sizes were chosen so that the whole profile takes a few
 #: minutes on 2 cores with the default victim. Bias works on anchors (a test sentence with
 #: one gendered word): the first 20 test examples hold 4; 50 random walks per sentence
-#: instead of 200 at k >= 2 keep each anchor to seconds.
+#: instead of 200 at k >= 2 keep each anchor to seconds. ACCS needs a first-order success
+#: to be defined and a second-order one to be more than 1.0: on the default victim the
+#: first 4 test sentences have neither (ACCS undefined at the former size, 3), the 5th the
+#: first, the 17th the second; 20 sentences gave ACCS 0.88 (0.64-1.00) in 5.5 min with load
+#: average 12-14 on 2 cores (2026-11-28; ACCS_FULL_MIN below).
 _FULL = _frozen({
     "evaluate": {},
     "attack": {"n": 10},
     "second-order": {"n": 3},
     "radius": {"n": 5},
     "pr": {"n": 5},
-    "accs": {"n": 3},
+    "accs": {"n": 20},
     "attribution": {"n": 3},
     "bias": {"n": 20, "samples": 50},
     "msr": {"n": 3},
 })
+
+#: The fewest sentences at which the default victim's ACCS was defined and not degenerate
+#: (a second-order success), measured as above; the ``full`` profile's ACCS size is at least it.
+ACCS_FULL_MIN = 17
 
 _PAPER = _frozen({
     "evaluate": {},
