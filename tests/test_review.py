@@ -4,6 +4,7 @@ the report, summary.json and the gate that follow, and the exported labels read 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -223,6 +224,7 @@ def test_the_server_prints_its_address_opens_the_browser_and_rebuilds_the_report
 
     opened: list[str] = []
     monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    monkeypatch.setenv("DISPLAY", ":0")  # a graphical session: the browser is opened
 
     def stop(self: ReviewServer) -> None:  # a reviewer's Ctrl-C, at once
         raise KeyboardInterrupt
@@ -236,3 +238,7 @@ def test_the_server_prints_its_address_opens_the_browser_and_rebuilds_the_report
     assert "5 finding(s)" in result.output and (run / "report.html").is_file()
     opened.clear()
     assert CliRunner().invoke(app, ["review", str(run), "--no-browser"]).exit_code == 0 and opened == []
+    monkeypatch.delenv("DISPLAY")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    if sys.platform.startswith("linux"):  # no graphical session: a text browser would take the terminal
+        assert CliRunner().invoke(app, ["review", str(run)]).exit_code == 0 and opened == []

@@ -1,8 +1,8 @@
 """``textrobust review RUN``: a person confirms or rejects each finding, and the figures follow.
 
 Issue 40. Without options it serves the review page (:mod:`textrobust.report.review_server`)
-on 127.0.0.1 with a random token, prints the address and opens the browser (``--no-browser``
-skips it); Ctrl-C stops it and rebuilds the report with the reviewed figures. ``--judge`` judges
+on 127.0.0.1 with a random token, prints the address and opens the browser where a graphical
+session is (``--no-browser`` skips it); Ctrl-C stops it and rebuilds the report with the reviewed figures. ``--judge`` judges
 without the page (for scripts); ``--report``
 only rebuilds the report and ``summary.json`` (no server); ``--export FILE`` writes the
 judgements as labelled substitutions (:mod:`textrobust.validity.overrides`) for
@@ -12,6 +12,9 @@ judgements as labelled substitutions (:mod:`textrobust.validity.overrides`) for
 from __future__ import annotations
 
 import getpass
+import os
+import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -114,6 +117,20 @@ def _report(run_dir: Path) -> None:
     console.print(f"report: {html}   data: {data}   summary: {run_dir / 'summary.json'}", highlight=False)
 
 
+def _graphical() -> bool:
+    """Whether a graphical browser can open here (a text-mode one would take over the terminal)."""
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    try:
+        webbrowser.open(url)
+    except webbrowser.Error:
+        pass  # no browser on this machine: the address is printed
+
+
 def _serve(run_dir: Path, reviewer: str, port: int, browser: bool) -> None:
     from textrobust.report.review_server import ReviewServer, ReviewSession
 
@@ -123,19 +140,18 @@ def _serve(run_dir: Path, reviewer: str, port: int, browser: bool) -> None:
     console.print(f"open: {server.url}", highlight=False, soft_wrap=True)
     console.print(f"port: {server.port}   (Ctrl-C stops the server and rebuilds the report; every judgement "
                   "is already saved)", highlight=False)
-    if browser:
-        import webbrowser
-
-        try:
-            webbrowser.open(server.url)
-        except webbrowser.Error:
-            pass  # no browser on this machine: the address is printed
+    opener = threading.Thread(target=_open_browser, args=(server.url,), daemon=True) if browser and _graphical() \
+        else None
+    if opener is not None:  # beside the server: a browser that waits for the page never holds it up
+        opener.start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         console.print("stopped: the judgements are in the run store", highlight=False)
     finally:
         server.server_close()
+        if opener is not None:
+            opener.join(timeout=1.0)
     try:
         _report(run_dir)
     except TextRobustError as exc:
