@@ -176,3 +176,14 @@ def _run_id(folder: Path, kind: str) -> str:
 def _csv(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+# ---- item 13 (export part): one name for the run folder argument ---------------------------------
+@pytest.mark.parametrize("command, name", [("export", "RUN"), ("gate", "RUN"), ("report", "RUN"),
+                                           ("compare", "RUNS")])
+def test_the_run_folder_argument_has_one_name(command: str, name: str) -> None:
+    shown = runner.invoke(app, [command, "--help"], terminal_width=200)
+    usage = next(line for line in shown.output.splitlines() if "Usage:" in line)
+    assert f"{{{name}}}" in usage and "out}" not in usage and "run_dir" not in usage, usage
+    missing = runner.invoke(app, [command], terminal_width=200)
+    assert missing.exit_code == 2 and f"Missing argument '{name}'" in missing.output

@@ -158,6 +158,7 @@ AFTER_INSTALL = (0.0, 0.05, 0.2, 0.5, 1.0, 2.0, 4.0)
 AFTER_SPAWN = (0.2, 0.5)
 
 
+@pytest.mark.slow
 def test_sigterm_at_many_points_of_start_up_stops_with_143(tmp_path: Path) -> None:
     runs = [(_start(tmp_path, f"after-install-{d}", "slow"), "install", d) for d in AFTER_INSTALL]
     runs += [(_start(tmp_path, f"after-spawn-{d}", "slow"), "spawn", d) for d in AFTER_SPAWN]

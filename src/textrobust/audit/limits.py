@@ -4,8 +4,10 @@ A text longer than ``max_words`` words is, by policy, either cut to its first
 ``max_words`` words (``truncate``, the default: the zoo's victims read at most their
 ``max_length`` tokens anyway, so the cut changes nothing they see) or turned into a
 per-example error naming the limit (``error``). Without the limit one 50,000-word row
-makes a word-importance ranking build 50,000 texts of 50,000 words. The ids of cut
-examples are listed in ``summary.json``.
+makes a word-importance ranking build 50,000 texts of 50,000 words. ``summary.json``
+lists the ids of the analysed examples that were cut or rejected (``length_limit``: the
+first :data:`MAX_LISTED_IDS` of each, with their counts; :meth:`LengthReport.summary`);
+the report says how many.
 
 >>> from textrobust.data.examples import Dataset, Example
 >>> from textrobust.text import Text
@@ -26,11 +28,13 @@ from textrobust.data.examples import Dataset, Example
 from textrobust.errors import ConfigError
 from textrobust.text import Text, split_words
 
-__all__ = ["DEFAULT_MAX_WORDS", "LengthPolicy", "LengthReport", "check_length_policy", "check_max_words",
-           "default_max_words", "limit_length"]
+__all__ = ["DEFAULT_MAX_WORDS", "MAX_LISTED_IDS", "LengthPolicy", "LengthReport", "check_length_policy",
+           "check_max_words", "default_max_words", "limit_length"]
 
 #: The limit for victims that do not say how much they read.
 DEFAULT_MAX_WORDS = 512
+#: How many ids of cut (and of rejected) texts ``summary.json`` lists; the counts are whole.
+MAX_LISTED_IDS = 100
 
 
 class LengthPolicy(StrEnum):
@@ -46,6 +50,21 @@ class LengthReport:
     policy: str
     truncated: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
+
+    def summary(self, limit: int | None = None) -> dict[str, Any]:
+        """What ``summary.json`` holds (``length_limit``): the limit, the policy, the ids
+        cut (``truncated``) and rejected (``rejected``), each the first ``limit`` (default
+        :data:`MAX_LISTED_IDS`) in data order, and their counts (``truncated_count``,
+        ``rejected_count``).
+
+        >>> LengthReport(2, "truncate", truncated=("a", "b", "c")).summary(limit=2)
+        {'max_words': 2, 'policy': 'truncate', 'truncated': ['a', 'b'], 'truncated_count': 3, 'rejected': [], \
+'rejected_count': 0}
+        """
+        shown = MAX_LISTED_IDS if limit is None else limit
+        return {"max_words": self.max_words, "policy": self.policy,
+                "truncated": list(self.truncated[:shown]), "truncated_count": len(self.truncated),
+                "rejected": list(self.rejected[:shown]), "rejected_count": len(self.rejected)}
 
     def only(self, ids: Collection[str]) -> LengthReport:
         """This report restricted to the examples ``ids`` (those an audit analysed: the

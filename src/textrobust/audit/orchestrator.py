@@ -577,7 +577,7 @@ def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Map
     summary = {"schema": "textrobust.summary/1", "verdict": report["verdict"], "run": report["run"],
                "threads": None if threads is None else threads.to_dict(),
                "placement": report["victim"].get("placement"),
-               "victim": report["victim"], "data": report["data"], "length_limit": length,
+               "victim": report["victim"], "data": report["data"], "length_limit": length.summary(),
                "analyses": {name: {"run_id": r.run_id, "computed_now": r.computed, "resumed": r.resumed,
                                    "queries_now": r.queries, "summary": r.summary.to_dict(),
                                    **_reviewed_of(report, name)}

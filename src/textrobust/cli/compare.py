@@ -35,8 +35,9 @@ def register(app: typer.Typer) -> None:
 
 
 def compare_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Two or more run folders (the --out of `textrobust audit` or "
-                                                    "of an analysis command); the first is the baseline.")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUNS", help="Two or more run folders (the --out of "
+                                                                    "`textrobust audit` or of an analysis command); "
+                                                                    "the first is the baseline.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.html and compare.json.")] = Path(
         "runs/compare"),
     resamples: Annotated[int, typer.Option("--resamples", min=_LEAST, max=1_000_000,

@@ -34,8 +34,9 @@ def register(app: typer.Typer) -> None:
 
 
 def gate_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `textrobust audit` or an analysis "
-                                                 "command (its summary.json is read; nothing is run).")],
+    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A run folder written by `textrobust audit` or "
+                                                                "an analysis command (its summary.json is read; "
+                                                                "nothing is run).")],
     require: o.Require = None,
     junit: o.Junit = None,
 ) -> None:

@@ -31,8 +31,9 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
 
 
-def report_cmd(run_dir: Annotated[Path, typer.Argument(help="A run folder written by an analysis command "
-                                                              "or `textrobust audit`.")]) -> None:
+def report_cmd(run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A run folder written by an analysis "
+                                                                            "command or `textrobust audit`.")]
+               ) -> None:
     """Rebuild report.html (and report.json) of a run folder from its run store."""
     from textrobust.audit import rebuild_report
 
