@@ -221,3 +221,82 @@ def test_a_folder_or_unreadable_file_as_config_exits_2(tmp_path: Path, monkeypat
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "'--config'" in message and "cannot be read: Permission denied" in message and str(config) in message
     assert not out.exists()
+
+
+# ---- export targets: no file of a run is ever written over (issue 37, item 1) --------------------
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run folder as ``evaluate`` leaves it (toy victim): store, summary, reports."""
+    from cli_helpers import reviews_csv, use_toy_victim
+
+    folder = tmp_path_factory.mktemp("finished")
+    with pytest.MonkeyPatch.context() as patch:
+        use_toy_victim(patch)
+        result = runner.invoke(app, ["evaluate", "--data", str(reviews_csv(folder)), "--quiet", "--out",
+                                     str(folder / "run")], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    (folder / "run" / "store.sqlite-wal").write_bytes(b"")  # as a live store has them
+    (folder / "run" / "store.sqlite-shm").write_bytes(b"")
+    return folder / "run"
+
+
+def _files_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _export_targets(run: Path) -> list[str]:
+    """Every file of the run folder, also as written with ``..`` and ``./`` and through a
+    link; the folder itself."""
+    names = [str(p.relative_to(run)) for p in sorted(run.rglob("*")) if p.is_file()]
+    return [*names, f"../{run.name}/store.sqlite", "./summary.json", "link-to-store", "."]
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["", "--force"])
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "json"])
+def test_export_never_writes_over_a_file_of_the_run(finished_run: Path, fmt: str, force: bool) -> None:
+    run = finished_run
+    link = run.parent / "link-to-store"
+    if not link.exists():
+        link.symlink_to(run / "store.sqlite")
+    before = _files_of(run)
+    for target in _export_targets(run):
+        path = link if target == "link-to-store" else run / target
+        argv = ["export", str(run), "--format", fmt, "--to", str(path), *(["--force"] if force else [])]
+        result = runner.invoke(app, argv, terminal_width=200)
+        assert result.exit_code == 2, f"{argv}: exit {result.exit_code}\n{result.output[-1000:]}"
+        assert "Traceback" not in result.output, argv
+        assert _files_of(run) == before, f"{argv} changed the run folder"
+
+
+# ---- SIGTERM: every command ends on it with 143 (issue 37, items 2 and 3) ------------------------
+def _registered(name: str) -> Any:
+    from textrobust.cli.app import app as typer_app
+
+    return next(c for c in typer_app.registered_commands if (c.name or c.callback.__name__) == name)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _commands() if n != "assets"])
+@pytest.mark.parametrize("lost", [False, True], ids=["raised", "lost and run on"])
+def test_a_stop_ends_every_command_with_143(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+                                             lost: bool) -> None:
+    """SIGTERM raised in the command (``raised``), or lost on the way so that the command
+    ran to its end (``lost and run on``): exit 143 with one line, no traceback."""
+    import functools
+
+    import textrobust.cli.sigterm as sigterm
+
+    info = _registered(name)
+    real = info.callback
+
+    @functools.wraps(real)
+    def command(*args: Any, **kwargs: Any) -> None:
+        if not lost:
+            raise sigterm.Terminated()
+
+    monkeypatch.setattr(info, "callback", command)
+    monkeypatch.setattr(sigterm, "_STOP", sigterm._Stop(owner=os.getpid(), requested=lost))
+    cmd = COMMAND.commands[name]  # type: ignore[attr-defined]
+    result = runner.invoke(app, _base(name, cmd, tmp_path / "out", ""), terminal_width=200)
+    assert result.exit_code == 143, f"{name}: exit {result.exit_code}\n{result.output[-1000:]}"
+    assert "terminated (SIGTERM)" in result.output and "Traceback" not in result.output, result.output
+    assert sigterm._STOP.ended  # the command ended on the stop: no more deliveries
