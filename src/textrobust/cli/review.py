@@ -42,7 +42,8 @@ def review_cmd(
                                                                 "an analysis command).")],
     reviewer: Annotated[Optional[str], typer.Option("--reviewer", metavar="NAME", help="Your name, stored with each judgement "
                                                                        "(default: your login name).")] = None,
-    port: Annotated[int, typer.Option("--port", help="The local port (default 0: any free one).")] = 0,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The local port (default 0: any free "
+                                                                      "one).")] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the address only; do not open a "
                                                                   "browser.")] = False,
     export: Annotated[Optional[Path], typer.Option("--export", metavar="FILE", help="Write the judgements as labelled "
