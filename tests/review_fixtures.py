@@ -9,6 +9,7 @@ their report and summary.json, as an audit would write them.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from textrobust.analyses.attack.analysis import AttackRecord, AttackSettings
@@ -35,8 +36,17 @@ def _attack(example_id: str, status: Status, original: str, perturbed: str | Non
     return AttackRecord(example_id, status.value, 10, 0.01, result)
 
 
+EVIDENCE = {"position": 1, "word": "good", "substitute": "decent", "routes": ["wordnet"], "cosine": 0.71,
+            "masked_lm": -0.4, "causal_lm": -1.25, "sense_rank": 0, "kept": True, "reason": ""}
+
+
+def _with_evidence(record: AttackRecord) -> AttackRecord:
+    result = replace(record.result, extras={"evidence": [EVIDENCE]})
+    return replace(record, result=result)
+
+
 ATTACKS = [
-    _attack("ex-0", Status.SUCCEEDED, "a good film with a fine cast", swaps={1: "decent"}),
+    _with_evidence(_attack("ex-0", Status.SUCCEEDED, "a good film with a fine cast", swaps={1: "decent"})),
     _attack("ex-1", Status.SUCCEEDED, "a great story told with care", swaps={1: "big", 4: "by"}),
     _attack("ex-2", Status.SUCCEEDED, "one great scene in a long film", swaps={1: "large"}),
     _attack("ex-3", Status.SUCCEEDED, HOSTILE, swaps={3: "fine"}),

@@ -102,6 +102,8 @@ def test_every_request_needs_the_token_and_a_loopback_host(server: ReviewServer)
 def test_judging_stores_at_once_and_the_page_moves_on(server: ReviewServer) -> None:
     page = _page(server)
     assert _progress(page) == "0 / 5" and _item(page) == "attack/ex-0"
+    assert "evidence: good -&gt; decent" in page  # the validated source's evidence for the swap
+    assert "proposed by wordnet, cosine 0.71, causal LM change -1.25, WordNet sense 0, verdict kept" in page
     status, headers, _ = _request(server.port, "POST", "/judge",
                                   {"token": server.token, "item": "attack/ex-0", "verdict": "valid"})
     assert status == 303 and headers["location"].startswith("/?token=")

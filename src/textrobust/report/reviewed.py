@@ -102,9 +102,22 @@ def _attack(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> Fi
     lines = (("label", _name(names, r.label)),
              ("prediction", f"{_name(names, r.original_prediction)} -> {_name(names, r.perturbed_prediction)}"),
              ("probabilities before", _probabilities(names, r.original_probabilities)),
-             ("probabilities after", _probabilities(names, r.perturbed_probabilities)))
+             ("probabilities after", _probabilities(names, r.perturbed_probabilities)),
+             *_evidence(r.extras.get("evidence") or []))
     return Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "first-order attack", r.original,
                    r.perturbed, _swaps(r.original, r.perturbed, "substitution"), lines)
+
+
+def _number(value: Any) -> str:
+    return "n/a" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.2f}"
+
+
+def _evidence(rows: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """The validated source's evidence for each swap of an attack (stored with its result)."""
+    return tuple((f"evidence: {e.get('word')} -> {e.get('substitute')}",
+                  f"proposed by {'+'.join(e.get('routes') or []) or '-'}, cosine {_number(e.get('cosine'))}, "
+                  f"causal LM change {_number(e.get('causal_lm'))}, WordNet sense {e.get('sense_rank')}, "
+                  f"verdict {'kept' if e.get('kept') else e.get('reason')}") for e in rows)
 
 
 def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> Finding | None:
