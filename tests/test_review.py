@@ -176,13 +176,16 @@ def test_user_labels_reject_everywhere_and_confirm_in_their_sentence() -> None:
     from test_validity import light_source
 
     text = Text.from_string("The good film")
-    assert [s.word for s in light_source(min_zipf=0.0, min_context=-3.0).candidates(text, [2])[2]] == ["movie"]
+    plain = [s.word for s in light_source(min_zipf=0.0, min_context=-3.0).candidates(text, [2])[2]]
+    assert "movie" in plain and "picture" not in plain  # the source's own checks: movie kept, picture dropped
     labels = UserLabels(rejected=frozenset({("film", "movie")}),
                         confirmed=frozenset({(text.words, 2, "picture")}), origin="mine.tsv")
     source = light_source(min_zipf=0.0, min_context=-3.0, user_labels=labels)
-    assert [s.word for s in source.candidates(text, [2])[2]] == ["picture"]  # movie rejected, picture kept
+    found = [s.word for s in source.candidates(text, [2])[2]]
+    assert "movie" not in found and "picture" in found  # movie rejected, picture confirmed in this sentence
     other = Text.from_string("The good film again")
-    assert source.candidates(other, [2])[2] == []  # rejected in any sentence; confirmed only in its own
+    found = [s.word for s in source.candidates(other, [2])[2]]
+    assert "movie" not in found and "picture" not in found  # rejected in any sentence; confirmed only in its own
     assert labels.allows(text, 2, "picture") and not labels.allows(other, 2, "Movie")
     assert "1 rejected pairs, 1 confirmed in context" in repr(labels)
 
