@@ -216,7 +216,8 @@ def cheap_verdicts(source: Any, text: Text, tags: Any, position: int) -> list[An
     pos = wordnet_pos(tags[position])
     if pos is None:
         return []
-    proposals = source._propose(word.lower(), tags[position], pos)
+    # the WordNet route only: the vectors' own proposals are drawn from directly
+    proposals = [c for c in source._propose(word.lower(), tags[position], pos) if "wordnet" in c.routes]
     scores = source._context_scores(text, {position: [c.word for c in proposals]}) if proposals else {}
     guard = position_guard(text.words, position, tags[position])
     return [source._verdict(word, tags[position], c, scores.get(position, {}).get(c.word), guard) for c in proposals]
@@ -254,7 +255,10 @@ def rich_pool(args: argparse.Namespace) -> None:
     if args.skip is not None:
         used = {line.split("\t")[3] for line in args.skip.read_text(encoding="utf-8").splitlines()
                 if line and not line.startswith("#")}
-    rows = []
+    rows: list[tuple[Any, ...]] = []
+    splitter = random.Random(args.seed + 1)
+    handle = args.out.open("w", encoding="utf-8")
+    handle.write("id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n")
     for corpus in args.corpora:
         pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split="validation", per_document=3)
                 if s not in used]
@@ -276,19 +280,20 @@ def rich_pool(args: argparse.Namespace) -> None:
                                     and e.sense_rank is not None and e.sense_rank < 2],
                     "validated_relaxed": [e.substitute.lower() for e in judged if e.kept],
                     "validated_nolm": [e.substitute.lower() for e in judged if failed_check(e, strict) == ""],
-                    "mlm_visible": [w for w in visible_target_words(relaxed.fill_in, text, position, 20)
-                                    if w not in stops][:15],
-                    "embedding_high": [w for w, cos in embedding.word_candidates(text, [position])[position]
-                                       if cos >= 0.8],
                 }
                 if not (proposals["wordnet_top"] or proposals["validated_relaxed"]):
                     continue
+                proposals["mlm_visible"] = [w for w in visible_target_words(relaxed.fill_in, text, position, 20)
+                                            if w not in stops][:15]
+                proposals["embedding_high"] = [w for w, cos in embedding.word_candidates(text, [position])[position]
+                                               if cos >= 0.8]
                 found.append((position, proposals))
                 if len(found) == 2:
                     break
             if not found:
                 continue
             chosen.append(sentence)
+            split = "dev" if splitter.random() < 0.5 else "test"  # by sentence, seeded, as it is drawn
             if len(chosen) % 10 == 0:
                 print(corpus, len(chosen), "sentences so far", flush=True)
             for position, proposals in found:
@@ -311,13 +316,14 @@ def rich_pool(args: argparse.Namespace) -> None:
                 picked += agreed[:2] if len(agreed) >= 2 else (agreed + others)[:1]
                 for sub in picked:
                     sources = [n for n, ws in proposals.items() if sub in ws]
-                    rows.append((corpus, sentence, position, text.words[position], match_case(text.words[position], sub),
-                                 ",".join(sources)))
-        dev = dev_half(len(chosen), rng)
-        split_of = {s: ("dev" if i in dev else "test") for i, s in enumerate(chosen)}
-        rows = [r if len(r) == 7 else (r[0], split_of[r[1]], *r[1:]) for r in rows]
+                    row = (corpus, split, sentence, position, text.words[position],
+                           match_case(text.words[position], sub), ",".join(sources))
+                    handle.write(f"s{args.first_id + len(rows):04d}\t" + "\t".join(map(str, row)) + "\n")
+                    rows.append(row)
+            handle.flush()
         print(corpus, len(chosen), "sentences", sum(r[0] == corpus for r in rows), "items", flush=True)
-    write_pool(rows, args.out, args.first_id)
+    handle.close()
+    print("wrote", len(rows), "items to", args.out)
 
 
 if __name__ == "__main__":

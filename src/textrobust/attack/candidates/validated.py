@@ -537,9 +537,11 @@ class ValidatedSynonyms:
         wanted = survivors()
         if not wanted:
             return
-        for p, i in wanted:
-            changed = text.replace(p, judged[p][i].substitute)
-            kept = self.tagger(changed)[p].pos == tags[p].pos if len(changed) == len(text) else False
+        changed = [text.replace(p, judged[p][i].substitute) for p, i in wanted]
+        many = getattr(self.tagger, "many", None)  # a batch at once (SpacyTagger), else one by one
+        retagged = many(changed) if many is not None else [self.tagger(t) for t in changed]
+        for (p, i), new, new_tags in zip(wanted, changed, retagged):
+            kept = len(new) == len(text) and len(new_tags) == len(text) and new_tags[p].pos == tags[p].pos
             judged[p][i] = replace(judged[p][i], tag_kept=kept)
         rejudge(wanted)
         wanted = survivors()
