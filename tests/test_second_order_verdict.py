@@ -9,7 +9,7 @@ from textrobust.analyses.second_order import evidence
 from textrobust.analyses.second_order.evidence import ReaderEvidence, gate, reader_evidence
 from textrobust.audit.verdict import verdict
 
-CHECKS = {"margin": 0.1, "fluency": 1.5, "fragment_check": True, "pos_check": True}
+CHECKS = {"margin": 0.1, "fluency": 1.5, "fragment_check": True, "pos_check": True, "max_k": 3}
 ATTACK = {"name": "attack", "risk": 0.105, "point": "attack point", "settings": {"candidates": "validated"}}
 
 
@@ -22,8 +22,8 @@ def second(**settings: object) -> dict[str, object]:
 def measured(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two measured groups of checks: one below the bar (the paper's settings), one above."""
     monkeypatch.setattr(evidence, "MEASURED", (
-        ReaderEvidence("paper", (0.0, None, False, False), 0.61, 0.64, 120, "test half"),
-        ReaderEvidence("tuned", (0.1, 1.5, True, True), 0.2, 0.9, 110, "test half"),
+        ReaderEvidence("paper", (6, 0.0, None, False, False), 0.61, 0.64, 120, "test half"),
+        ReaderEvidence("tuned", (3, 0.1, 1.5, True, True), 0.2, 0.9, 110, "test half"),
     ))
 
 
@@ -44,6 +44,7 @@ def test_a_section_whose_settings_met_the_targets_sets_the_level(measured: None)
 
 def test_settings_never_read_do_not_set_the_level(measured: None) -> None:
     found = verdict([ATTACK, second(**{**CHECKS, "margin": 0.2})])
+    assert verdict([ATTACK, second(**{**CHECKS, "max_k": None})])["level"] == "good"  # k = 6 was not read
     assert found["level"] == "good"
     assert any("never checked by people" in p for p in found["points"])
     assert reader_evidence({**CHECKS, "method": "so-enum"}) is None

@@ -35,7 +35,7 @@ class ReaderEvidence:
     how many findings, and where it was measured."""
 
     name: str
-    checks: tuple[float, float | None, bool, bool]  # margin, fluency (None: off), fragment_check, pos_check
+    checks: tuple[int, float, float | None, bool, bool]  # max_k, margin, fluency (None: off), fragment_check, pos_check
     naturalness_drop: float
     patch_keeps: float
     findings: int
@@ -50,10 +50,13 @@ class ReaderEvidence:
 MEASURED: tuple[ReaderEvidence, ...] = ()
 
 
-def _checks_of(settings: Mapping[str, Any]) -> tuple[float, float | None, bool, bool]:
+def _checks_of(settings: Mapping[str, Any]) -> tuple[int, float, float | None, bool, bool]:
+    from textrobust.analyses.second_order.analysis import DEFAULT_MAX_K
+
     fluency = settings.get("fluency") or None
-    return (round(float(settings.get("margin") or 0.0), 4), None if fluency is None else round(float(fluency), 4),
-            bool(settings.get("fragment_check", False)), bool(settings.get("pos_check", False)))
+    return (int(settings.get("max_k") or DEFAULT_MAX_K["so-beam"]), round(float(settings.get("margin") or 0.0), 4),
+            None if fluency is None else round(float(fluency), 4), bool(settings.get("fragment_check", False)),
+            bool(settings.get("pos_check", False)))
 
 
 def reader_evidence(settings: Mapping[str, Any]) -> ReaderEvidence | None:
