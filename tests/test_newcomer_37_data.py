@@ -62,8 +62,8 @@ def test_bad_rows_of_one_kind_keep_their_own_message(tmp_path: Path) -> None:
 def test_a_misspelt_class_in_the_label_map_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = Dataset("d", (Example("a", Text.from_string("good"), 0), Example("b", Text.from_string("bad"), 1)),
                    ("fresh", "rotten"))
-    with pytest.raises(ConfigError, match=r"maps 'rotten' to the class 'negativ', which is not one of the "
-                                          r"victim's classes \(negative, positive\)\. Did you mean 'negative'\?"):
+    with pytest.raises(ConfigError, match=r"--label-map maps 'rotten' to the class 'negativ', which is not one of "
+                                          r"the victim's classes \(negative, positive\) \(did you mean 'negative'\?\)"):
         align_labels(data, ("negative", "positive"), label_map={"fresh": "positive", "rotten": "negativ"})
     use_toy_victim(monkeypatch)
     path = tmp_path / "fresh.csv"
@@ -71,7 +71,19 @@ def test_a_misspelt_class_in_the_label_map_is_named(tmp_path: Path, monkeypatch:
     result = runner.invoke(app, ["audit", "--analyses", "evaluate", "--data", str(path), "--label-map",
                                  "fresh=positive,rotten=negativ", "--out", str(tmp_path / "run"), "--quiet"])
     assert result.exit_code == 2
-    assert "to the class 'negativ', which is not one of the victim's classes" in _flat(result.output)
+    text = _flat(result.output)
+    assert "to the class 'negativ', which is not one of the victim's classes" in text
+    assert "'rotten' (1 row)" not in text and "unknown label 'rotten'" not in text  # the data's label is not blamed
+
+
+def test_a_misspelt_class_and_bad_rows_are_said_in_one_round(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    use_toy_victim(monkeypatch)
+    result = runner.invoke(app, ["audit", "--analyses", "evaluate", "--data", str(_csv(tmp_path, ROWS)),
+                                 "--label-map", "negative=negativ", "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 2
+    text = _flat(result.output)
+    assert "to the class 'negativ'" in text and "Also, 2 of 9 rows" in text and "row 4: missing label" in text
 
 
 def test_toml_data_takes_id_column_max_words_and_length_policy(tmp_path: Path,

@@ -129,7 +129,9 @@ def align_labels(dataset: Dataset, victim_labels: Sequence[str], *, label_map: M
         return dataset if data_labels == victim_labels else replace(dataset, label_names=tuple(victim_labels))
     mapping = dict(label_map or {})
     lowered = {name.lower(): i for i, name in enumerate(victim_labels)}
-    _check_targets(mapping, victim_labels, lowered)
+    wrong = _wrong_targets(mapping, victim_labels, lowered)
+    if wrong is not None:  # a class misspelt in the map: named as such, with the map the predictions suggest
+        raise problem(wrong)
     unknown = sorted(set(mapping) - set(data_labels))
     if unknown:
         raise ConfigError(f"The '--label-map' names data labels {unknown} that the data does not have; "
@@ -156,20 +158,20 @@ def align_labels(dataset: Dataset, victim_labels: Sequence[str], *, label_map: M
     return replace(dataset, examples=examples, label_names=tuple(victim_labels))
 
 
-def _check_targets(mapping: Mapping[str, str], victim_labels: Sequence[str], lowered: Mapping[str, int]) -> None:
-    """Each class a ``--label-map`` maps to must be one of the victim's: a typo there
-    ('rotten=negativ') is named as the unknown class, not blamed on the data's label."""
+def _wrong_targets(mapping: Mapping[str, str], victim_labels: Sequence[str], lowered: Mapping[str, int]) -> str | None:
+    """What is wrong when a class that ``--label-map`` maps to is none of the victim's (a
+    typo, 'rotten=negativ'): the unknown class is named, not the data's label; else None."""
     import difflib
 
     wrong = [(source, target) for source, target in mapping.items() if target.lower() not in lowered]
     if not wrong:
-        return
+        return None
     source, target = wrong[0]
     close = difflib.get_close_matches(target, list(victim_labels), n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
     also = f" (and {len(wrong) - 1} more: {', '.join(repr(t) for _, t in wrong[1:])})" if len(wrong) > 1 else ""
-    raise ConfigError(f"The '--label-map' maps {source!r} to the class {target!r}{also}, which is not one of the "
-                      f"victim's classes ({', '.join(victim_labels)}).{hint}")
+    return (f"--label-map maps {source!r} to the class {target!r}{also}, which is not one of the victim's classes "
+            f"({', '.join(victim_labels)}){hint}")
 
 
 def load_aligned(source: Any, victim_labels: Sequence[str], *, label_map: Mapping[str, str] | None = None,
@@ -181,8 +183,6 @@ def load_aligned(source: Any, victim_labels: Sequence[str], *, label_map: Mappin
     rows the file itself cannot give (no text, no label...) and, read again without those,
     the rows whose label is none of the victim's classes; fixing the first kind no longer
     reveals the second."""
-    if label_map and not by_position:  # a class misspelt in the map: said before the rows
-        _check_targets(dict(label_map), list(victim_labels), {name.lower(): i for i, name in enumerate(victim_labels)})
     try:
         loaded = source.load()
     except DataError as exc:
@@ -192,8 +192,9 @@ def load_aligned(source: Any, victim_labels: Sequence[str], *, label_map: Mappin
             skipping = replace(source, options={**dict(source.options), "on_bad_rows": "skip"})
             aligned = align_labels(skipping.load(), victim_labels, label_map=label_map, by_position=by_position,
                                    skip_unknown=True)
-        except TextRobustError:  # it fails for another reason too: the file's own rows first
-            raise exc from None
+        except TextRobustError as other:  # the labels fail too (a map to no class...): both in one message
+            head = str(exc).split("\n", 1)[0]
+            raise DataError(f"{other} Also, {head[:1].lower()}{head[1:]}", exc.bad_rows) from None
         every = tuple(cast("Sequence[BadRow]", aligned.meta.get("bad_rows") or ()))
         labelled = len(every) - len(exc.bad_rows)
         if labelled <= 0:
