@@ -80,6 +80,7 @@ class PhaseClock:
     def __init__(self) -> None:
         self.seconds: dict[tuple[str, str], float] = defaultdict(float)
         self.analysis = OUTSIDE
+        self.listener: Any = None
         self._local = threading.local()
 
     def _stack(self) -> list[list[Any]]:
@@ -157,7 +158,10 @@ def instrument(clock: PhaseClock) -> list[str]:
         else:
             clock.enter("model loading")
 
-    listening(on_load).__enter__()  # for the rest of the process
+    # kept on the clock for the rest of the process: a context manager nobody holds is
+    # closed when it is collected, which would stop the listening at once
+    clock.listener = listening(on_load)
+    clock.listener.__enter__()
     return missing
 
 
@@ -216,10 +220,11 @@ def main() -> int:
     from textrobust.loading import load_records
 
     loads = "; ".join(f"{what}: {seconds:.1f} s" for what, seconds in load_records())
-    threads = result.threads.why if getattr(result, "threads", None) is not None else "?"
+    plan = getattr(result, "threads", None)
+    threads = f"{plan.reason}; OpenMP waits {plan.wait_policy}" if plan is not None else "not recorded"
     section = "\n".join([
         f"## Run of {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
-        f" ({'quiet' if not args.load else f'{args.load} background matmul loops'})",
+        f" ({'no background loops of its own' if not args.load else f'{args.load} background matmul loops'})",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}; threads: {threads}  ",
         f"`uptime` before: {before}  ",

@@ -4,6 +4,7 @@ loads announced by textrobust.loading become the "model loading" phase."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -71,3 +72,37 @@ def test_wrapped_methods_and_announced_loads_are_timed(speed: Any, monkeypatch: 
         assert Fill().fill(2) == "filled"
     assert clock.seconds[("second_order", "fill-in")] == 2
     assert clock.seconds[("second_order", "model loading")] == 10
+
+
+def test_instrument_keeps_listening_to_loads(speed: Any) -> None:
+    """The load listener set up by instrument() stays registered after it returns (a bare
+    ``listening(...).__enter__()`` was closed as soon as it was collected)."""
+    import gc
+
+    from textrobust.audit import orchestrator
+    from textrobust.loading import loading
+
+    saved = orchestrator._run_one
+    wrapped = {}
+    for _, target in speed.TARGETS:
+        module_name, attribute = target.split(":")
+        class_name, method = attribute.split(".")
+        try:
+            owner = getattr(importlib.import_module(module_name), class_name)
+            wrapped[(owner, method)] = owner.__dict__[method]
+        except (ImportError, AttributeError, KeyError):
+            pass
+    try:
+        clock = speed.PhaseClock()
+        assert speed.instrument(clock) == []
+        gc.collect()
+        clock.switch("attack")
+        with loading("a model"):
+            speed.tick(5)
+        assert clock.seconds[("attack", "model loading")] == 5
+    finally:
+        if clock.listener is not None:
+            clock.listener.__exit__(None, None, None)
+        orchestrator._run_one = saved
+        for (owner, method), function in wrapped.items():
+            setattr(owner, method, function)
