@@ -272,7 +272,7 @@ def test_export_never_writes_over_a_file_of_the_run(finished_run: Path, fmt: str
 def _registered(name: str) -> Any:
     from textrobust.cli.app import app as typer_app
 
-    return next(c for c in typer_app.registered_commands if (c.name or c.callback.__name__) == name)
+    return next(c for c in typer_app.registered_commands if (c.name or getattr(c.callback, "__name__", "")) == name)
 
 
 @pytest.mark.parametrize("name", [n for n, _ in _commands() if n != "assets"])
