@@ -299,3 +299,25 @@ def test_sigterm_during_a_real_attack_stops_with_143(tmp_path: Path, delay: floa
     assert code in (128 + signal.SIGTERM, -signal.SIGTERM), stderr  # -15: before the handler was installed
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     assert _no_report(out)
+
+
+# ---- Ray: ray.init replaces the handler with sys.exit(15); the executor puts it back ------------
+def test_the_ray_executor_keeps_the_commands_sigterm_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    import textrobust.audit.executor_ray as executor_ray
+
+    class FakeRay:
+        def init(self, **kwargs: Any) -> None:  # what ray.init does in the driver
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+
+    def ours(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    monkeypatch.setattr(executor_ray, "_import_ray", lambda: FakeRay())
+    monkeypatch.setattr(executor_ray, "_check_reachable", lambda address: None)
+    previous = signal.signal(signal.SIGTERM, ours)
+    try:
+        executor = executor_ray.RayExecutor.__new__(executor_ray.RayExecutor)
+        executor._init(1, "127.0.0.1:6379")
+        assert signal.getsignal(signal.SIGTERM) is ours
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -28,8 +28,10 @@ import math
 import os
 import pickle
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -156,6 +158,7 @@ class RayExecutor:
         ray = _import_ray()
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report over the network
         _quiet_token_auth_notice()
+        stop = signal.getsignal(signal.SIGTERM)  # ray.init makes SIGTERM sys.exit(15): the caller's is put back
         try:
             if address is None:
                 self._temp_dir = tempfile.mkdtemp(prefix="trray-", dir="/tmp")
@@ -173,6 +176,8 @@ class RayExecutor:
             self._remove_temp_dir()
             where = "a local Ray instance" if address is None else f"the Ray cluster at {address!r} (--address)"
             raise TextRobustError(f"Could not start or reach {where}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            _keep_sigterm(stop)
         self._owns_ray = True
 
     # ---- actors ----------------------------------------------------------------------------------
@@ -384,6 +389,13 @@ def _head(address: str) -> tuple[str, int] | None:
 _FIX = ("Give the address of a running head (`ray start --head` prints it, e.g. 127.0.0.1:6379, or "
         "ray://host:10001 for Ray Client), 'auto' for the cluster started on this machine, or leave --address out "
         "to start a local Ray instance.")
+
+
+def _keep_sigterm(handler: Any) -> None:
+    """Put back the SIGTERM handler ``ray.init`` replaced with ``sys.exit(15)`` (the command
+    line's: a stop that says what is saved and exits 143, issue 37), from the main thread."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
 
 
 def _check_reachable(address: str) -> None:
