@@ -32,7 +32,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SENTENCES = HERE / "sentences.tsv"
-WORK = Path("/work/labelwork/so")
+WORK = Path(os.environ.get("SO_LABELWORK", "/work/labelwork/so"))
 #: sentences drawn per corpus, and the seed of the draw
 PER_CORPUS = {"rotten_tomatoes": 240, "tweets": 120}
 SEED = 38
@@ -292,15 +292,16 @@ def merge(args: argparse.Namespace) -> None:
                     "ppl_neighbour": "" if rec["ppl_neighbour"] is None else f"{rec['ppl_neighbour']:.2f}",
                     "reader": reader, **{k: row[k] for k in LABEL_COLUMNS[1:]}})
     out_rows.sort(key=lambda r: (r["phase"], r["item"], r["reader"]))
-    LABELLED.parent.mkdir(parents=True, exist_ok=True)
-    with LABELLED.open("w", newline="") as f:
+    target = Path(args.out) if args.out else LABELLED
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", newline="") as f:
         for line in PROTOCOL.read_text().splitlines():
             f.write(f"# {line}".rstrip() + "\n")
         f.write("\t".join(COLUMNS) + "\n")
         for r in out_rows:
             f.write("\t".join(str(r[c]).replace("\t", " ").replace("\n", " ") for c in COLUMNS) + "\n")
     print(json.dumps({"rows": len(out_rows), "reader1": sum(r["reader"] == 1 for r in out_rows),
-                      "reader2": sum(r["reader"] == 2 for r in out_rows), "file": str(LABELLED)}))
+                      "reader2": sum(r["reader"] == 2 for r in out_rows), "file": str(target)}))
 
 
 def main() -> None:
@@ -322,7 +323,8 @@ def main() -> None:
     c.add_argument("--first-chunk", type=int, default=1)
     c.add_argument("--chunk-size", type=int, default=80)
     c.add_argument("findings", nargs="+")
-    sub.add_parser("merge")
+    m = sub.add_parser("merge")
+    m.add_argument("--out", help="write here instead of the shipped labelled.tsv")
     args = parser.parse_args()
     {"split": make_split, "run": run, "chunks": make_chunks, "merge": merge}[args.command](args)
 
