@@ -56,7 +56,7 @@ ATTACKS = [
 
 
 def _second_order() -> SecondOrderRecord:
-    x0 = Text.from_string("the film is good and the actors are fine")
+    x0 = Text.from_string("the film is Good and the actors are fine")  # the patch matches the case
     neighbour = x0.replace(4, "but")
     result = SecondOrderResult("so-0", 1, "so-beam", Status.SUCCEEDED, x0, neighbour, Patch(3, "good", "decent", 0.4),
                                (0.3, 0.7), (0.4, 0.6), (0.45, 0.55), (0.6, 0.4), 40, 0.1)

@@ -163,10 +163,10 @@ def test_export_writes_the_labelled_sets_format_and_reads_back(run: Path, tmp_pa
     shipped = labelled.labelled_substitutions(path=out)  # the shipped loader reads it
     rows = {(r.word, r.substitute): r for r in shipped}
     hostile_word = Text.from_string(HOSTILE).words[3]
-    assert set(rows) == {("good", "decent"), ("with", "by"), (hostile_word, "fine")}
+    assert set(rows) == {("good", "decent"), ("with", "by"), (hostile_word, "fine"), ("Good", "Decent")}
     assert rows[("with", "by")].reason == "grammar" and not rows[("with", "by")].valid
     assert {r.sentence for r in shipped if r.valid} == {"a good film with a fine cast",
-                                                       "the film is good but the actors are fine"}
+                                                       "the film is Good but the actors are fine"}
     assert any(r.sentence == HOSTILE for r in shipped)
     labels = UserLabels.from_file(out)
     assert ("with", "by") in labels.rejected and len(labels.confirmed) == 2

@@ -127,8 +127,8 @@ def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str])
     if r.status is not AttackStatus.SUCCEEDED or r.patch is None:
         return None
     patched = r.patch.apply(r.vulnerable)
-    swaps = (*_swaps(r.original, r.vulnerable, "neighbour"),
-             Swap(r.patch.position, r.patch.source, r.patch.target, "patch"))
+    at = r.patch.position  # the words as they stand in the neighbour (the patch matches their case)
+    swaps = (*_swaps(r.original, r.vulnerable, "neighbour"), Swap(at, r.vulnerable.words[at], patched.words[at], "patch"))
     lines = (("label of x0", _name(names, r.label)),
              ("patch", f"{r.patch.source} -> {r.patch.target}"),
              ("x0", _probabilities(names, r.original_probabilities)),
