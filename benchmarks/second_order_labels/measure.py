@@ -108,11 +108,35 @@ def check_views(found: Sequence[LabelledFinding]) -> list[tuple[str, Callable[[L
     return views
 
 
+def speed(paths: Sequence[str]) -> None:
+    """Seconds per attacked sentence (skipped ones left out) of generation runs, with the
+    load average each record saw (1-minute figure)."""
+    import statistics
+
+    print("| run | sentences attacked | success | median s | mean s | max s | load average (1 min) median |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for path in paths:
+        recs = [json.loads(line) for line in open(path) if line.strip()]
+        attacked = [r for r in recs if r["status"] != "skipped"]
+        if not attacked:
+            continue
+        secs = [r["seconds"] for r in attacked]
+        loads = [r["load_average"][0] for r in attacked if r.get("load_average")]
+        ok = sum(r["status"] == "succeeded" for r in attacked)
+        print(f"| {attacked[0]['victim']}, {attacked[0]['settings']} | {len(attacked)} | {ok / len(attacked):.0%} | "
+              f"{statistics.median(secs):.1f} | {statistics.mean(secs):.1f} | {max(secs):.1f} | "
+              f"{statistics.median(loads) if loads else 'n/a'} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--path")
+    parser.add_argument("--speed", nargs="+", help="findings JSONL files: a speed table instead")
     args = parser.parse_args()
+    if args.speed:
+        speed(args.speed)
+        return
     found = load_labelled(args.path)
     groups: dict[tuple[int, str, str], list[LabelledFinding]] = {}
     for f in found:
