@@ -31,7 +31,7 @@ runner = CliRunner()
 #: by SLEEP seconds; MARKER is written when the SIGTERM handler is installed; MODE
 #: ``finaliser`` or ``eaten`` sends SIGTERM from a ``__del__`` or into ``except
 #: BaseException: pass`` before the run starts; ``train`` runs ``textrobust train``
-#: with a training that writes a checkpoint into OUT, then waits.
+#: with a training that writes a checkpoint into OUT, then waits; ``ray`` runs on one Ray actor.
 _CHILD = """
 import os, signal, sys, time
 from pathlib import Path
@@ -100,6 +100,8 @@ if mode == "train":
     sys.argv = ["textrobust", "train", "cnn", "--out", out, "--epochs", "3"]
 else:
     sys.argv = ["textrobust", "evaluate", "--data", data, "--batch-size", "1", "--quiet", "--out", out]
+if mode == "ray":
+    sys.argv += ["--executor", "ray", "--workers", "1"]
 cli.main()
 """
 
@@ -321,3 +323,64 @@ def test_the_ray_executor_keeps_the_commands_sigterm_handler(monkeypatch: pytest
         assert signal.getsignal(signal.SIGTERM) is ours
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.parametrize("code, line", [(130, "terminated (SIGTERM) before the command started: nothing is saved"),
+                                        (0, "terminated (SIGTERM)")])
+def test_a_stop_outside_the_command_exits_143_with_a_line(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], code: int,
+                                                          line: str) -> None:
+    """A stop while typer parses the options (typer ends it with 130), or after the
+    command returned (0): 143 and one line, from ``main``."""
+    import textrobust.cli.app as cli
+    import textrobust.cli.sigterm as sigterm
+
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setattr(cli, "passive_waits", lambda: None)
+    monkeypatch.setattr(cli, "stop_on_sigterm", lambda: None)
+    monkeypatch.setattr(sigterm, "_STOP", sigterm._Stop(owner=os.getpid(), requested=True))
+
+    def typer_app() -> None:
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli, "app", typer_app)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    assert ended.value.code == 143
+    assert line in " ".join(capsys.readouterr().err.split())
+    assert sigterm._STOP.ended
+
+
+@pytest.mark.heavy
+def test_sigterm_during_a_ray_run_says_what_is_saved(tmp_path: Path) -> None:
+    """On Ray: ``ray.init`` replaces the handler (put back by the executor) and
+    ``ray.shutdown`` the C handler under Python's; the stop still ends with 143 and the
+    resume line (a redelivery by a real signal killed the clean-up: exit -15)."""
+    import sqlite3
+
+    pytest.importorskip("ray")
+    run = _start(tmp_path, "ray", "ray", rows=400)
+    store = run["out"] / "store.sqlite"
+
+    def saved() -> int:
+        try:
+            conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+            try:
+                return int(conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return 0
+
+    deadline = time.monotonic() + 180
+    while saved() < 3:
+        if run["child"].poll() is not None or time.monotonic() > deadline:
+            run["child"].kill()
+            pytest.fail(f"the Ray run ended or stalled: {run['child'].communicate()[1]}")
+        time.sleep(0.1)
+    run["child"].send_signal(signal.SIGTERM)
+    code, stderr = _finish(run, timeout=120)
+    assert code == 128 + signal.SIGTERM, stderr
+    assert "terminated (SIGTERM):" in stderr and "--resume" in stderr and "Traceback" not in stderr, stderr
+    assert _no_report(run["out"])

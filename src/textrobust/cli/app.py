@@ -53,7 +53,9 @@ def main() -> None:
         sys.exit(Terminated.exit_code if isinstance(exc, Terminated) or stop_requested() else 130)
     except SystemExit as exc:
         stop_ended()
-        if stop_requested() and exc.code in (None, 0, 130):  # typer's 130 for a KeyboardInterrupt it caught
+        if stop_requested() and exc.code in (None, 0, 130):  # typer's 130: a stop while it parsed the options
+            err_console.print("terminated (SIGTERM)" + (" before the command started: nothing is saved; run the "
+                                                        "same command again" if exc.code == 130 else ""))
             sys.exit(Terminated.exit_code)
         raise
 

@@ -13,7 +13,9 @@ eats it. So a stop is kept until the command has ended:
   delivered again at once, by a watcher thread that sends SIGTERM to the process: the
   handler then raises in the frame that runs next, no longer the finaliser;
 - while the command has not ended the watcher delivers it again every
-  :data:`REDELIVER_SECONDS`; the handler ignores a redelivery while a ``Terminated`` is
+  :data:`REDELIVER_SECONDS`, to Python's handler only (``_thread.interrupt_main``: a
+  library may have put its own or the default under it, as ``ray.shutdown`` does, and
+  a real signal would then kill the clean-up); the handler ignores a redelivery while a ``Terminated`` is
   being handled (``sys.exc_info()`` holds it: an ``except`` or ``finally`` block, an
   ``__exit__``, cleaning up after the stop), so clean-up is not cut short;
 - the command's end (:class:`textrobust.cli.common.Group`) turns a stop into exit code
@@ -25,6 +27,7 @@ A forked child (a process-pool worker) ends as SIGTERM would by default.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sys
@@ -124,10 +127,18 @@ def _watch() -> None:
         time.sleep(_POLL_SECONDS)
         if _STOP.ended:
             return
-        if _STOP.lost or time.monotonic() - last >= REDELIVER_SECONDS:
+        if signal.getsignal(signal.SIGTERM) is not _handler:
+            continue  # another handler now: not ours to deliver to
+        if _STOP.lost:  # our handler ran a moment ago: a real signal, which also wakes a blocked wait
             _STOP.lost = False
             _STOP.redelivering = True
             os.kill(_STOP.owner, signal.SIGTERM)
+            last = time.monotonic()
+        elif time.monotonic() - last >= REDELIVER_SECONDS:
+            # to Python's handler only: a library may have put its own (or the default) under it
+            # in the meantime (ray.shutdown does), and a real signal would kill the clean-up
+            _STOP.redelivering = True
+            _thread.interrupt_main(signal.SIGTERM)
             last = time.monotonic()
 
 
