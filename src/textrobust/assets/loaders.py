@@ -128,7 +128,7 @@ def _encoder(folder: str, placement: Placement) -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise _missing("sentence-transformers", "The sentence encoder") from None
-    with loading(f"the sentence encoder {Path(folder).name} ({placement.device}, {placement.dtype})"):
+    with loading(f"the sentence encoder {'/'.join(Path(folder).parts[-2:])} ({placement.device}, {placement.dtype})"):
         encoder = SentenceTransformer(folder, device=placement.device, local_files_only=True)
         return encoder if not placement.reduced else encoder.to(placement.torch_dtype())
 

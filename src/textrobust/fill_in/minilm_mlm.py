@@ -76,7 +76,7 @@ def load_minilm(path: str | Path | None = None) -> tuple[Any, Any]:
         raise MissingDependencyError("transformers", "The MiniLM fill-in", "pip install 'transformers>=4.45'") from None
     from textrobust.loading import loading
 
-    with loading(f"MiniLM {Path(folder).name} (for a fill-in)"):
+    with loading(f"MiniLM {'/'.join(Path(folder).parts[-2:])} (for a fill-in)"):
         encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True).eval()
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     for parameter in encoder.parameters():
