@@ -87,6 +87,10 @@ def main() -> None:
                              "third pool (issue 39), validation-split sentences, sources rich in valid substitutes")
     parser.add_argument("--skip", type=Path, default=None, help="a pool whose sentences are not drawn again")
     parser.add_argument("--first-id", type=int, default=0)
+    parser.add_argument("--split", default="validation", help="the corpora's split drawn from (rich stratum)")
+    parser.add_argument("--positions", type=int, default=2, help="positions per sentence (rich stratum)")
+    parser.add_argument("--min-votes", type=int, default=0,
+                        help="rich stratum: only substitutes with this many votes, two per position (0: the draw above)")
     parser.add_argument("--corpora", nargs="+", default=["rotten_tomatoes", "bbc_news", "tweets"],
                         help="corpora drawn from (rich stratum; one process per corpus runs in parallel)")
     args = parser.parse_args()
@@ -260,7 +264,7 @@ def rich_pool(args: argparse.Namespace) -> None:
     handle = args.out.open("w", encoding="utf-8")
     handle.write("id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n")
     for corpus in args.corpora:
-        pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split="validation", per_document=3)
+        pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split=args.split, per_document=3)
                 if s not in used]
         chosen: list[str] = []
         for sentence in pool:
@@ -288,7 +292,7 @@ def rich_pool(args: argparse.Namespace) -> None:
                 proposals["embedding_high"] = [w for w, cos in embedding.word_candidates(text, [position])[position]
                                                if cos >= 0.8]
                 found.append((position, proposals))
-                if len(found) == 2:
+                if len(found) == args.positions:
                     break
             if not found:
                 continue
@@ -306,8 +310,12 @@ def rich_pool(args: argparse.Namespace) -> None:
                 for w in proposals["validated_nolm"]:
                     votes[w] += 1
                 ranked = sorted(votes, key=lambda w: (-votes[w], rng.random()))
-                picked = ranked[:1]
-                rest = ranked[1:]
+                if args.min_votes:  # the dense stratum: only what several families agree on
+                    picked = [w for w in ranked if votes[w] >= args.min_votes][:2]
+                    rest = []
+                else:
+                    picked = ranked[:1]
+                    rest = ranked[1:]
                 agreed = [w for w in rest if votes[w] >= 2]
                 others = [w for w in rest if votes[w] < 2]
                 rng.shuffle(agreed)
@@ -316,12 +324,12 @@ def rich_pool(args: argparse.Namespace) -> None:
                 picked += agreed[:2] if len(agreed) >= 2 else (agreed + others)[:1]
                 for sub in picked:
                     sources = [n for n, ws in proposals.items() if sub in ws]
-                    row = (corpus, split, sentence, position, text.words[position],
+                    row = (split, corpus, sentence, position, text.words[position],
                            match_case(text.words[position], sub), ",".join(sources))
                     handle.write(f"s{args.first_id + len(rows):04d}\t" + "\t".join(map(str, row)) + "\n")
                     rows.append(row)
             handle.flush()
-        print(corpus, len(chosen), "sentences", sum(r[0] == corpus for r in rows), "items", flush=True)
+        print(corpus, len(chosen), "sentences", sum(r[1] == corpus for r in rows), "items", flush=True)
     handle.close()
     print("wrote", len(rows), "items to", args.out)
 

@@ -67,9 +67,9 @@ def main() -> None:
                 got = lm.sentence_log_prob([sentence, *(str(text.replace(int(i["position"]), i["substitute"]))
                                                         for i in group)])
                 deltas = [round(float(g - got[0]), 3) for g in got[1:]]
-            for item, score, delta in zip(group, scores, deltas):
-                found = source.evidence(text, int(item["position"]), item["substitute"])
-                row = found[0].as_dict() if found else {"slot_fits": False}
+            verdicts = source.evidence_many(text, [(int(i["position"]), i["substitute"]) for i in group])
+            for item, score, delta, verdict in zip(group, scores, deltas, verdicts):
+                row = verdict.as_dict()
                 row.update(id=item["id"], visible=score.visible, reverse=score.reverse,
                            validation=score.validation, target=score.target, lm_delta=delta)
                 handle.write(json.dumps(row) + "\n")

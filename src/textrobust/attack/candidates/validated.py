@@ -11,6 +11,10 @@ A candidate ``s`` for the word ``w`` at position ``p`` is proposed by WordNet (a
 synset of ``w``'s lemma with its tagged part of speech, inflected back) or by the
 counter-fitted neighbours of ``w`` (the ``k`` nearest), and kept when every check passes:
 
+0. **guards** (issue 39): a function-like adverb (:data:`FUNCTION_ADVERBS`: just, hardly,
+   even, nearly, otherwise...; ``function_adverbs``) and a word inside a name or title span
+   (title case inside the sentence, or the first word before one: "Mostly Martha";
+   ``name_guard``) get no candidates (:func:`position_guard`);
 1. **part of speech and inflection**: ``w`` has a WordNet part of speech (proper nouns,
    auxiliaries and function words get no candidates) and ``s`` is an inflection of a lemma
    of that part of speech with ``w``'s Penn Treebank tag (lemminflect);
@@ -30,12 +34,18 @@ counter-fitted neighbours of ``w`` (the ``k`` nearest), and kept when every chec
 7. **part of speech in context**: the sentence with ``s`` is tagged again (spaCy) and ``s``
    keeps ``w``'s part of speech there (lemminflect lists "piercing" as an adjective, but in
    "marked by piercing writing" the tagger reads it as a verb);
-8. **fluent**: the causal LM (Gemma 3 270M) finds the sentence with ``s`` at most
-   ``-min_lm_delta`` nats less likely than with ``w`` (this check runs last, on the
-   candidates that passed the others: it is the costliest and, on dev, the most useful one:
-   without it precision falls from 0.80 to 0.26).
+8. **the trained judge** (issue 39; ``min_judge``): a logistic regression trained on the
+   labelled set's dev half (:mod:`textrobust.attack.candidates.judge`) over the evidence
+   above and the target-visible scores of the tuned MiniLM
+   (:mod:`textrobust.attack.candidates.contextual`: the substitute's probability with the
+   word visible, the reverse reading as a collocation check, and Zhou et al. 2019's
+   validation score) gives at least ``min_judge``;
+9. **fluent** (optional since issue 39; ``min_lm_delta``): the causal LM (Gemma 3 270M)
+   finds the sentence with ``s`` at most ``-min_lm_delta`` nats less likely than with
+   ``w`` (it runs last, on the candidates that passed the others: it is the costliest).
 
-Checks 1-6 are cheap, 7-8 run only on the candidates that passed them; sense (3 most frequent WordNet senses) matters next (every sense:
+Checks 0-6 are cheap, 7-9 run only on the candidates that passed them, each in one batch
+per sentence; sense (3 most frequent WordNet senses) matters next (every sense:
 dev precision 0.55). Kept candidates are ranked by their masked-LM score, at most
 ``max_candidates`` per position. The defaults were chosen on the dev half of the labelled
 substitution set (:mod:`textrobust.attack.candidates.labelled`).
@@ -452,8 +462,20 @@ class ValidatedSynonyms:
     def evidence(self, text: Text, position: int, substitute: str | None = None) -> list[Evidence]:
         """The verdict on every proposal at ``position`` (or on ``substitute`` alone, which
         need not be proposed by either route), kept ones first."""
-        judged = self._judge(text, [position], substitute)[position]
+        only = None if substitute is None else {position: [substitute]}
+        judged = self._judge(text, [position], only)[position]
         return sorted(judged, key=lambda e: (not e.kept, -(e.context if e.context is not None else -99.0)))
+
+    def evidence_many(self, text: Text, pairs: Sequence[tuple[int, str]]) -> list[Evidence]:
+        """The verdict on each ``(position, substitute)`` of ``text`` (proposed or not), in
+        order, judged in one batch: one masked-LM pass per position, one re-tagging batch,
+        one target-visible batch, one causal-LM batch (a labelled set, an attack's report)."""
+        only: dict[int, list[str]] = {}
+        for position, substitute in pairs:
+            only.setdefault(position, []).append(substitute)
+        judged = self._judge(text, list(only), only)
+        found = {(p, e.substitute.lower()): e for p, evidence in judged.items() for e in evidence}
+        return [found[(p, s.lower())] for p, s in pairs]
 
     # ---- the work ---------------------------------------------------------------------------
     def _judged_at(self, text: Text, positions: list[int]) -> dict[int, tuple[Evidence, ...]]:
@@ -480,10 +502,12 @@ class ValidatedSynonyms:
                 self._judged[(words, p)] = fresh[p]
         return {p: self._judged[(words, p)] for p in positions}
 
-    def _judge(self, text: Text, positions: list[int], only: str | None) -> dict[int, list[Evidence]]:
-        """Evidence for every proposal (or for ``only``) at each position. The causal-LM
-        check, the costliest, runs last and only on candidates that passed every other check
-        (on ``only`` always, so its evidence is complete)."""
+    def _judge(self, text: Text, positions: list[int],
+               only: dict[int, list[str]] | None) -> dict[int, list[Evidence]]:
+        """Evidence for every proposal (or for the substitutes ``only`` names per position)
+        at each position. The causal-LM check, the costliest, runs last and only on
+        candidates that passed every other check (on ``only``'s always, so their evidence is
+        complete)."""
         tags = self.tagger(text)
         if len(tags) != len(text):
             raise ConfigError(f"The tagger gave {len(tags)} tags for a text of {len(text)} words.")
@@ -492,8 +516,9 @@ class ValidatedSynonyms:
         for position in positions:
             word = words[position]
             pos = wordnet_pos(tags[position])
+            wanted = [] if only is None else list(dict.fromkeys(w.lower() for w in only.get(position, [])))
             if pos is None or not is_word(word) or not word.isalpha():
-                pending[position] = [] if only is None else [_Proposal(only.lower(), (), None)]
+                pending[position] = [_Proposal(w, (), None) for w in wanted]
                 continue
             guard = position_guard(words, position, tags[position])
             if only is None and ((guard == FUNCTION_ADVERB and self.config.function_adverbs)
@@ -502,8 +527,8 @@ class ValidatedSynonyms:
                 continue
             proposals = self._propose(word.lower(), tags[position], pos)
             if only is not None:
-                match = [p for p in proposals if p.word == only.lower()]
-                pending[position] = match or [_Proposal(only.lower(), (), None)]
+                known = {p.word: p for p in proposals}
+                pending[position] = [known.get(w, _Proposal(w, (), None)) for w in wanted]
             else:
                 pending[position] = list(proposals)
         scores = self._context_scores(text, {p: [c.word for c in cands] for p, cands in pending.items() if cands})
