@@ -360,6 +360,10 @@ PLANTED_DATA = (Example("a", START, 1), Example("b", Text.from_string("a good st
                 Example("c", Text.from_string("one great film"), 1))
 
 
+#: The paper's count, without issue 38's checks (the planted flip is a near tie).
+PAPER_CHECKS = {"margin": 0.0, "fluency": 0.0, "fragment_check": False, "pos_check": False}
+
+
 @pytest.fixture
 def planted_world(monkeypatch: pytest.MonkeyPatch) -> None:
     """The analysis builds its fill-in and patch finder by name: point both at the
@@ -385,7 +389,7 @@ def test_analysis_records_round_trip_through_the_store_codec(planted_world: None
     from textrobust.analyses.second_order.analysis import SecondOrderAnalysis, SecondOrderRecord
     from textrobust.records import decode, encode
 
-    analysis = SecondOrderAnalysis({"method": "so-enum", "n": 3, "quality": False})
+    analysis = SecondOrderAnalysis({"method": "so-enum", "n": 3, "quality": False, **PAPER_CHECKS})
     assert [uid for uid, _ in analysis.units(planted_dataset())] == ["a", "b", "c"]
     analyse = analysis.worker(WorkerContext(QueryLayer(linear_victim()), ("negative", "positive")))
     records = [analyse(e) for e in PLANTED_DATA]
@@ -481,6 +485,7 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, planted_w
                                                                             *args, **kw))
     out = tmp_path / "so"
     result = CliRunner().invoke(app, ["second-order", "--n", "2", "--no-quality", "--method", "so-enum", "--quiet",
+                                      "--margin", "0", "--fluency", "0", "--no-fragment-check", "--no-pos-check",
                                       "--out", str(out)], terminal_width=80)
     assert result.exit_code == 0, result.output
     assert (out / "store.sqlite").is_file() and (out / "report.json").is_file()

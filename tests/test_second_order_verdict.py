@@ -28,7 +28,7 @@ def measured(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_stub_section_that_fails_the_naturalness_floor_does_not_set_the_level(measured: None) -> None:
-    found = verdict([ATTACK, second(margin=0.0, fluency=0.0, fragment_check=False, pos_check=False)])
+    found = verdict([ATTACK, second(margin=0.0, fluency=0.0, fragment_check=False, pos_check=False, max_k=6)])
     assert found["level"] == "good"  # from the attack's 10.5%, not second-order's 90%
     assert "near its test data" not in found["headline"]
     why = [p for p in found["points"] if p.startswith("Second-order does not set the level")]
@@ -44,12 +44,12 @@ def test_a_section_whose_settings_met_the_targets_sets_the_level(measured: None)
 
 def test_settings_never_read_do_not_set_the_level(measured: None) -> None:
     found = verdict([ATTACK, second(**{**CHECKS, "margin": 0.2})])
-    assert verdict([ATTACK, second(**{**CHECKS, "max_k": None})])["level"] == "good"  # k = 6 was not read
+    assert verdict([ATTACK, second(**{**CHECKS, "max_k": 6})])["level"] == "good"  # k = 6 was not read
     assert found["level"] == "good"
     assert any("never checked by people" in p for p in found["points"])
     assert reader_evidence({**CHECKS, "method": "so-enum"}) is None
     assert reader_evidence({**CHECKS, "candidates": "paper"}) is None
-    alone = verdict([second()])
+    alone = verdict([second(max_k=6)])
     assert alone["level"] == "unknown" and "second-order did not meet the bar" in alone["headline"]
 
 
