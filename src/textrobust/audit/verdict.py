@@ -10,16 +10,25 @@ standard.
 Robustness means robustness to substitutions that keep the meaning, so a section whose
 settings say ``candidates = "paper"`` (the paper's own substitutes, most of which change
 the meaning: ``benchmarks/results/validity.md``) keeps its point but does not set the
-level; a point says so.
+level; a point says so. So does a second-order section whose findings, read by people,
+were not natural enough or whose patch did not keep the sentiment often enough (issue 38).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["NEIGHBOURHOOD", "THRESHOLDS", "verdict"]
+__all__ = ["GATED", "NEIGHBOURHOOD", "THRESHOLDS", "Gate", "verdict"]
+
+#: A section's settings -> (may it set the level, a sentence saying why).
+Gate = Callable[[Mapping[str, Any]], tuple[bool, str]]
+
+#: Analyses whose level needs evidence that their findings are believed (issue 38): a
+#: second-order section sets the level only when people's reading of findings made with its
+#: settings met the targets (:func:`textrobust.analyses.second_order.evidence.gate`).
+GATED = ("second-order",)
 
 #: (upper bound of risk, level), checked in order.
 THRESHOLDS: tuple[tuple[float, str], ...] = ((0.25, "good"), (0.6, "fair"), (math.inf, "poor"))
@@ -66,17 +75,39 @@ def _uncounted(sections: Sequence[Mapping[str, Any]], paper: Sequence[Mapping[st
     return f"No analysis counted toward the level: {'; '.join(why)}. The figures below are measured all the same.{hint}"
 
 
-def verdict(sections: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``{"level", "headline", "points"}`` from the sections' risks and points."""
+def _default_gates() -> dict[str, Gate]:
+    from textrobust.analyses.second_order.evidence import gate
+
+    return {name: gate for name in GATED}
+
+
+def verdict(sections: Sequence[Mapping[str, Any]], gates: Mapping[str, Gate] | None = None) -> dict[str, Any]:
+    """``{"level", "headline", "points"}`` from the sections' risks and points. ``gates``
+    (default: :data:`GATED`) say, per analysis name, whether a section with its settings may
+    set the level, and why; one that may not keeps its point, plus the reason."""
+    gates = _default_gates() if gates is None else gates
     paper = [s for s in sections if (s.get("settings") or {}).get("candidates") == "paper"]
-    risks = [(float(s["risk"]), s) for s in sections
-             if s.get("risk") is not None and not math.isnan(float(s["risk"])) and s not in paper]
     points = [str(s["point"]) for s in sections if s.get("point")]
+    barred = []
+    for s in sections:
+        check = gates.get(str(s.get("name", "")))
+        if check is not None and s not in paper and s.get("risk") is not None:
+            allowed, why = check(s.get("settings") or {})
+            if not allowed:
+                barred.append(s)
+                points.append(why)
+    risks = [(float(s["risk"]), s) for s in sections if s.get("risk") is not None
+             and not math.isnan(float(s["risk"])) and s not in paper and s not in barred]
     if paper and risks:  # without a counted risk the headline says it
         points.append(f"Not counted in the level: {', '.join(str(s.get('name', '?')) for s in paper)} used the "
                       "papers' own substitutes (--candidates paper), most of which change the meaning.")
     if not risks:
-        return {"level": "unknown", "headline": _uncounted(sections, paper), "points": points}
+        headline = _uncounted([s for s in sections if s not in barred], paper)
+        if barred:
+            why = f"{_names(barred)} did not meet the bar that people's reading of its findings sets (see below)"
+            headline = (f"No analysis counted toward the level: {why}." if headline == _HEADLINES["unknown"]
+                        else f"{headline} Also, {why}.")
+        return {"level": "unknown", "headline": headline, "points": points}
     worst, driver = max(risks, key=lambda pair: pair[0])
     level = _level(worst)
     points.append("Level from the largest failure share above: below 25% good, below 60% fair, else poor.")
