@@ -178,9 +178,9 @@ def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None,
     from textrobust.analyses import ANALYSES
 
     if settings is None and isinstance(ran, Mapping):
-        from textrobust.audit.orchestrator import AnalysisResult
-
-        settings = {name: r.settings for name, r in ran.items() if isinstance(r, AnalysisResult)}
+        # the orchestrator's results carry their settings (read by attribute: profiles sits
+        # below the orchestrator, which imports it)
+        settings = {name: r.settings for name, r in ran.items() if isinstance(getattr(r, "settings", None), Mapping)}
     ran_settings = list((settings or {}).values())
     sizes = [s["n"] for s in ran_settings if isinstance(s.get("n"), int) and not isinstance(s.get("n"), bool)]
     cap = max(sizes) if sizes else None

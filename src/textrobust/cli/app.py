@@ -42,8 +42,10 @@ def main() -> None:
     # idle OpenMP threads sleep instead of spinning: spinning threads made audits many
     # times slower on busy cores (issue 31; textrobust.threads says why)
     passive_waits()
-    stop_on_sigterm()  # SIGTERM ends a run as Ctrl-C does, every time (textrobust.cli.sigterm)
     try:
+        # SIGTERM ends a run as Ctrl-C does, every time (textrobust.cli.sigterm); installed
+        # inside the try, so a stop that lands right after the installation is handled too
+        stop_on_sigterm()
         app()
     except KeyboardInterrupt as exc:
         stop_ended()
