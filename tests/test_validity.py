@@ -163,6 +163,10 @@ class FakeLM:
 
 
 def light_source(**settings: Any) -> ValidatedSynonyms:
+    """The source on tiny fakes, with issue 28's settings (no judge, the causal-LM check)
+    unless told otherwise."""
+    settings = {"min_judge": None, "min_lm_delta": -4.0, "max_valence_change": 1.0, "min_cos": 0.5,
+                "allow_unscored": False, **settings}
     lexicon = DictLexicon(
         synonyms={"good": ["good", "great", "fine", "bad"], ("film", "n"): ["film", "movie", "picture", "novel"]},
         antonyms={"good": ["bad"]},
@@ -201,16 +205,21 @@ def test_inflection_is_kept_and_proper_nouns_get_nothing() -> None:
 
 
 def test_failed_check_rejudges_evidence_under_other_settings() -> None:
+    def config(**settings: Any) -> ValidatedSynonymsConfig:  # issue 28's settings unless told otherwise
+        return ValidatedSynonymsConfig(**{"max_valence_change": 1.0, "min_judge": None, "min_lm_delta": -4.0,
+                                          **settings})
+
     e = Evidence("good", "great", ("wordnet",), True, False, 0.9, 0.0, (1.9, 3.1), 5.0, 0, 0.0)
-    assert failed_check(e, ValidatedSynonymsConfig()) == "polarity"
-    assert failed_check(e, ValidatedSynonymsConfig(max_valence_change=2.0)) == ""
-    assert failed_check(e, ValidatedSynonymsConfig(max_valence_change=2.0, max_senses=1)) == ""
+    assert failed_check(e, config()) == "polarity"
+    assert failed_check(e, config(max_valence_change=2.0)) == ""
+    assert failed_check(e, config(max_valence_change=2.0, max_senses=1)) == ""
     fourth_sense = Evidence("good", "great", ("wordnet",), True, False, 0.9, 0.0, (1.9, 3.1), 5.0, 3, 0.0)
-    assert failed_check(fourth_sense, ValidatedSynonymsConfig(max_valence_change=2.0)) == "rare sense"
-    assert failed_check(fourth_sense, ValidatedSynonymsConfig(max_valence_change=2.0, max_senses=4)) == ""
+    assert failed_check(fourth_sense, config(max_valence_change=2.0)) == "rare sense"
+    assert failed_check(fourth_sense, config(max_valence_change=2.0, max_senses=4)) == ""
     unchecked = Evidence("good", "great", ("wordnet",), True, False, 0.9, 0.0, (1.9, 1.9), 5.0, 0, None)
-    assert failed_check(unchecked, ValidatedSynonymsConfig()) == "fluency unchecked"
-    assert failed_check(unchecked, ValidatedSynonymsConfig(min_lm_delta=None)) == ""
+    assert failed_check(unchecked, config()) == "fluency unchecked"
+    assert failed_check(unchecked, config(min_lm_delta=None)) == ""
+    assert failed_check(unchecked, config(min_lm_delta=None, min_judge=0.5)) == "judge unchecked"
 
 
 def test_settings_are_validated_and_the_source_is_registered() -> None:

@@ -58,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--sentences", type=int, default=20, help="test sentences per corpus for candidates per word")
+    parser.add_argument("--splits", nargs="+", default=["dev", "test"], help="splits the validated source is run on")
     parser.add_argument("--issue28", action="store_true", help="also score issue 28's default settings (Gemma)")
     parser.add_argument("--verdicts", type=Path, default=None, help="a verdict cache file (default: none)")
     args = parser.parse_args()
@@ -80,6 +81,8 @@ def main() -> None:
         result["issue28_default"] = {s: score_source(old, items).as_dict() for s, items in splits.items()}
         print("issue 28 default:", result["issue28_default"], flush=True)
     for split, items in splits.items():
+        if split not in args.splits:
+            continue
         start = time.perf_counter()
         result["validated"][split] = {**score_source(source, items).as_dict(),
                                       "seconds": round(time.perf_counter() - start, 1)}

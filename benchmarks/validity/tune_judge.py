@@ -44,7 +44,7 @@ EVIDENCE_FIELDS = set(Evidence.__dataclass_fields__)
 #: the hand checks' grid (the rest of the settings at their defaults)
 GRID = {"max_senses": (2, 3, 5, 99), "min_cos": (0.0, 0.3, 0.5), "max_valence_change": (1.0, 1.5),
         "min_zipf": (2.5, 3.0), "allow_unscored": (False, True), "require_wordnet": (True, False)}
-THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.025))
+THRESHOLDS = tuple(round(float(t), 3) for t in np.arange(0.05, 0.96, 0.025))
 
 
 def evidence_of(row: dict[str, Any]) -> Evidence | None:
@@ -61,9 +61,9 @@ def passes(e: Evidence | None, config: ValidatedSynonymsConfig) -> bool:
 
 
 def scores(flags: Sequence[bool], items: Sequence[LabelledSubstitution]) -> dict[str, float]:
-    accepted = sum(flags)
-    tp = sum(f and i.valid for f, i in zip(flags, items))
-    positives = sum(i.valid for i in items)
+    accepted = int(sum(bool(f) for f in flags))
+    tp = int(sum(bool(f) and i.valid for f, i in zip(flags, items)))
+    positives = int(sum(i.valid for i in items))
     return {"accepted": accepted, "true_positives": tp, "positives": positives,
             "precision": tp / accepted if accepted else 0.0, "recall": tp / positives if positives else 0.0}
 
@@ -93,6 +93,8 @@ def main() -> None:
     parser.add_argument("--judge-out", type=Path, default=None)
     parser.add_argument("--precision", type=float, default=0.88, help="dev precision the operating point must reach")
     parser.add_argument("--drop", nargs="*", default=[], help="features left out (an ablation): set to 0")
+    parser.add_argument("--lm-deltas", type=Path, default=None,
+                        help="id -> Gemma delta JSON (gemma_deltas.py): the causal-LM check joins the grid")
     args = parser.parse_args()
     from wordfreq import zipf_frequency
 
@@ -103,6 +105,13 @@ def main() -> None:
                 row = json.loads(line)
                 rows[row["id"]] = row
     items = [i for i in labelled_substitutions(path=args.labels) if i.id in rows]
+    grid = dict(GRID)
+    if args.lm_deltas is not None:
+        deltas = json.loads(args.lm_deltas.read_text(encoding="utf-8"))
+        items = [i for i in items if i.id in deltas]
+        for i in items:
+            rows[i.id]["lm_delta"] = deltas[i.id]
+        grid["min_lm_delta"] = (None, -6.0, -4.0, -3.0, -2.0)
     tagger = SpacyTagger()
     evidence: dict[str, Evidence | None] = {}
     feats: dict[str, list[float]] = {}
@@ -138,9 +147,10 @@ def main() -> None:
             best_c, best_auc = c, auc
     oof = dict(zip((i.id for i in train), out_of_fold(x, y, groups, best_c)))
     model = fit(x, y, best_c)
-    test_x = matrix(split["test"])
-    test_p = dict(zip((i.id for i in split["test"]), model.predict_proba(test_x)[:, 1]))
-    prob = {**oof, **test_p}
+    # every other item (test, and dev items outside the training set, e.g. guarded ones) is
+    # scored by the model fitted on the whole training set, which never saw it
+    rest = [i for i in items if i.id not in oof]
+    prob = {**dict(zip((i.id for i in rest), model.predict_proba(matrix(rest))[:, 1])), **oof}
     per_feature_auc = {name: round(float(roc_auc_score(y, x[:, k])), 3) for k, name in enumerate(FEATURES)
                        if len(set(x[:, k])) > 1}
 
@@ -148,38 +158,48 @@ def main() -> None:
         return [passes(evidence[i.id], config) and (t is None or prob.get(i.id, 0.0) >= t) for i in group]
 
     best: tuple[float, float, dict[str, Any], float] | None = None
+    frontier: dict[str, float] = {}  # recall decile -> best dev precision (diagnostics)
     dev_p = np.array([prob.get(i.id, 0.0) for i in split["dev"]])
-    for values in itertools.product(*GRID.values()):
-        config = ValidatedSynonymsConfig(**dict(zip(GRID, values)), min_cos_vectors_only=0.8, min_lm_delta=None)
+    for values in itertools.product(*grid.values()):
+        setting = {"min_lm_delta": None, **dict(zip(grid, values))}
+        config = ValidatedSynonymsConfig(**setting, min_cos_vectors_only=0.8)
         hard = np.array(flags(split["dev"], config, None))
         for t in THRESHOLDS:
             s = scores(list(hard & (dev_p >= t)), split["dev"])
+            if s["accepted"] >= 30:
+                bucket = f"{min(s['recall'], 0.999) // 0.1 / 10:.1f}"
+                frontier[bucket] = max(frontier.get(bucket, 0.0), round(s["precision"], 3))
             if s["precision"] >= args.precision and s["accepted"] >= 30:
                 key = (s["recall"], s["precision"])
                 if best is None or key > best[:2]:
-                    best = (*key, dict(zip(GRID, values)), t)
+                    best = (*key, setting, float(t))
     if best is None:
-        raise SystemExit(f"no setting reaches dev precision {args.precision}")
+        raise SystemExit(f"no setting reaches dev precision {args.precision} with 30 accepted; the best dev "
+                         f"precision at each recall: {json.dumps(frontier)}")
     chosen, threshold = best[2], best[3]
     chosen["min_cos_vectors_only"] = 0.8
-    config = ValidatedSynonymsConfig(**chosen, min_lm_delta=None)
+    config = ValidatedSynonymsConfig(**chosen)
     curve = [{"threshold": t, "dev": scores(flags(split["dev"], config, t), split["dev"]),
               "test": scores(flags(split["test"], config, t), split["test"])} for t in THRESHOLDS]
     ablations = {}
     for name, change in (("guards off", {"function_adverbs": False, "name_guard": False}),
                          ("function-adverb policy off", {"function_adverbs": False}),
                          ("name guard off", {"name_guard": False})):
-        changed = ValidatedSynonymsConfig(**{**chosen, **change}, min_lm_delta=None)
+        changed = ValidatedSynonymsConfig(**{**chosen, **change})
         ablations[name] = {s: scores(flags(split[s], changed, threshold), split[s]) for s in split}
     ablations["judge off (hand checks only)"] = {s: scores(flags(split[s], config, None), split[s]) for s in split}
+    if chosen.get("min_lm_delta") is not None:
+        no_lm = ValidatedSynonymsConfig(**{**chosen, "min_lm_delta": None})
+        ablations["causal-LM (Gemma) check off"] = {s: scores(flags(split[s], no_lm, threshold), split[s])
+                                                    for s in split}
     result = {
         "items": {s: len(v) for s, v in split.items()}, "judge_training_items": len(train),
         "judge_positives": int(y.sum()), "C": best_c, "oof_auc": round(best_auc, 3),
         "feature_auc_dev": per_feature_auc, "dropped": args.drop,
-        "settings": {**chosen, "min_judge": threshold, "min_lm_delta": None},
+        "settings": {**chosen, "min_judge": threshold},
         "dev": scores(flags(split["dev"], config, threshold), split["dev"]),
         "test": scores(flags(split["test"], config, threshold), split["test"]),
-        "curve": curve, "ablations": ablations,
+        "curve": curve, "ablations": ablations, "dev_frontier": frontier,
     }
     print(json.dumps({k: result[k] for k in ("settings", "dev", "test", "oof_auc")}, indent=1))
     args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -191,27 +191,27 @@ class ValidatedSynonymsConfig(Config):
     k: int = Field(default=50, ge=1, description="counter-fitted neighbours considered per word")
     max_senses: int = Field(default=3, ge=1, description="a WordNet synonym must come from the word's first "
                             "max_senses senses (WordNet orders senses by frequency)")
-    min_cos: float = Field(default=0.5, ge=-1.0, le=1.0,
+    min_cos: float = Field(default=0.0, ge=-1.0, le=1.0,
                            description="counter-fitted cosine floor for a WordNet synonym")
     require_wordnet: bool = Field(default=True, description="only WordNet synonyms (vectors rank and check them)")
     min_cos_vectors_only: float = Field(default=0.9, ge=-1.0, le=1.0,
                                         description="cosine floor of a neighbour that WordNet does not list")
-    max_valence_change: float = Field(default=1.0, ge=0.0, description="largest VADER valence change")
+    max_valence_change: float = Field(default=1.5, ge=0.0, description="largest VADER valence change")
     absent_is_neutral: bool = Field(default=True, description="a word missing from VADER has valence 0 "
                                     "(False: the polarity check needs both words in the lexicon)")
     min_context: float | None = Field(default=None, description="log p(substitute) - log p(word) under the "
                                       "masked LM, at least; None: no floor (the substitute must still be in "
                                       "its whole-word vocabulary unless allow_unscored)")
-    allow_unscored: bool = Field(default=False, description="keep candidates the masked LM cannot score")
-    min_zipf: float = Field(default=3.0, ge=0.0, description="smallest Zipf frequency of a substitute")
-    min_lm_delta: float | None = Field(default=-4.0, description="change of the sentence's log-probability under "
+    allow_unscored: bool = Field(default=True, description="keep candidates the masked LM cannot score")
+    min_zipf: float = Field(default=2.5, ge=0.0, description="smallest Zipf frequency of a substitute")
+    min_lm_delta: float | None = Field(default=None, description="change of the sentence's log-probability under "
                                        "the causal LM (Gemma 3 270M), at least; None: no causal-LM check")
     max_candidates: int = Field(default=10, ge=1, description="candidates kept per position, best first")
     function_adverbs: bool = Field(default=True, description="function-like adverbs (just, hardly, even, nearly, "
                                    "otherwise...) get no candidates: their synonyms change the claim")
     name_guard: bool = Field(default=True, description="a word in title case inside the sentence, or next to one "
                              "(a name or title span: 'Mostly Martha'), gets no candidates")
-    min_judge: float | None = Field(default=None, ge=0.0, le=1.0, description="the trained judge's probability "
+    min_judge: float | None = Field(default=0.575, ge=0.0, le=1.0, description="the trained judge's probability "
                                     "that the substitute keeps the meaning, at least (resources/substitutions/"
                                     "judge.json); None: no judge")
 
@@ -529,6 +529,8 @@ class ValidatedSynonyms:
             if only is not None:
                 known = {p.word: p for p in proposals}
                 pending[position] = [known.get(w, _Proposal(w, (), None)) for w in wanted]
+            elif self.config.require_wordnet:  # the vectors' own proposals cannot pass: not judged
+                pending[position] = [p for p in proposals if "wordnet" in p.routes]
             else:
                 pending[position] = list(proposals)
         scores = self._context_scores(text, {p: [c.word for c in cands] for p, cands in pending.items() if cands})
