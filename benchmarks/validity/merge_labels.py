@@ -85,10 +85,13 @@ def main() -> None:
     out: list[str] = []
     missing = 0
     for row in rows:
-        if row["id"] not in first:
+        if row["id"] not in first and row["id"] not in second:
             missing += 1
             continue
-        label, reason = resolve(first[row["id"]], second.get(row["id"]))
+        if row["id"] in first:
+            label, reason = resolve(first[row["id"]], second.get(row["id"]))
+        else:  # read once, by the second reader (its first read is not in yet)
+            label, reason = second[row["id"]]
         out.append("\t".join([row["id"], row["split"], row["corpus"], row["sentence"], row["position"], row["word"],
                               row["substitute"], row["sources"], label, reason]))
     if args.append_to is not None:

@@ -127,7 +127,7 @@ def main() -> None:
     split = {s: [i for i in items if i.split == s] for s in ("dev", "test")}
     base = ValidatedSynonymsConfig(max_senses=99, min_cos=-1.0, max_valence_change=99.0, min_zipf=0.0,
                                    allow_unscored=True, require_wordnet=False, min_cos_vectors_only=-1.0,
-                                   min_lm_delta=None)
+                                   min_lm_delta=None, min_judge=None)
 
     def matrix(group: Sequence[LabelledSubstitution]) -> np.ndarray:
         x = np.array([feats[i.id] for i in group], dtype=float)
@@ -161,7 +161,7 @@ def main() -> None:
     frontier: dict[str, float] = {}  # recall decile -> best dev precision (diagnostics)
     dev_p = np.array([prob.get(i.id, 0.0) for i in split["dev"]])
     for values in itertools.product(*grid.values()):
-        setting = {"min_lm_delta": None, **dict(zip(grid, values))}
+        setting = {"min_lm_delta": None, "min_judge": None, **dict(zip(grid, values))}
         config = ValidatedSynonymsConfig(**setting, min_cos_vectors_only=0.8)
         hard = np.array(flags(split["dev"], config, None))
         for t in THRESHOLDS:
@@ -197,6 +197,7 @@ def main() -> None:
         "judge_positives": int(y.sum()), "C": best_c, "oof_auc": round(best_auc, 3),
         "feature_auc_dev": per_feature_auc, "dropped": args.drop,
         "settings": {**chosen, "min_judge": threshold},
+        "judge_dropped_features": args.drop,
         "dev": scores(flags(split["dev"], config, threshold), split["dev"]),
         "test": scores(flags(split["test"], config, threshold), split["test"]),
         "curve": curve, "ablations": ablations, "dev_frontier": frontier,

