@@ -94,9 +94,11 @@ def main() -> None:
             label, reason = second[row["id"]]
         out.append("\t".join([row["id"], row["split"], row["corpus"], row["sentence"], row["position"], row["word"],
                               row["substitute"], row["sources"], label, reason]))
-    if args.append_to is not None:
-        existing = args.append_to.read_text(encoding="utf-8")
-        args.append_to.write_text(existing.rstrip("\n") + "\n" + "\n".join(out) + "\n", encoding="utf-8")
+    if args.append_to is not None:  # the pool's earlier rows are replaced: merging again is idempotent
+        ids = {row["id"] for row in rows}
+        existing = [line for line in args.append_to.read_text(encoding="utf-8").splitlines()
+                    if line.startswith("#") or line.split("\t", 1)[0] not in ids]
+        args.append_to.write_text("\n".join(existing + out) + "\n", encoding="utf-8")
         target = args.append_to
     else:
         if args.out is None or args.rubric is None:
