@@ -97,3 +97,33 @@ def test_a_judge_round_trips_through_its_file_and_a_wrong_file_is_a_config_error
         TrainedJudge.load(path)
     with pytest.raises(ConfigError, match="one per feature"):
         TrainedJudge((0.0,), (1.0,), (0.0,), 0.0, {})
+
+
+# ---- the shipped source on the issue's own examples (heavy: WordNet, spaCy, MiniLM) -------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Any:
+    from textrobust.attack.candidates.validated import ValidatedSynonyms
+
+    return ValidatedSynonyms(verdict_cache=False)
+
+
+def _proposed(source: Any, sentence: str, word: str) -> list[str]:
+    text = Text.from_string(sentence)
+    position = text.words.index(word)
+    return [s.word.lower() for s in source.candidates(text, [position])[position]]
+
+
+@pytest.mark.heavy
+def test_the_shipped_source_rejects_the_issues_errors_and_keeps_a_plain_synonym(shipped: Any) -> None:
+    # the judge: a wrong sense the LM finds fluent, and a collocation-breaking adjective
+    assert "painting" not in _proposed(shipped, "Spielberg's picture is smarter and subtler than Artificial "
+                                                "Intelligence.", "picture")
+    assert "new" not in _proposed(shipped, "A stunning young talent makes her debut here.", "young")
+    # the guards: a function-like adverb, a title
+    assert _proposed(shipped, "I just didn't care about the characters.", "just") == []
+    assert _proposed(shipped, "The plot is hardly enough to sustain the movie.", "hardly") == []
+    assert _proposed(shipped, "Mostly Martha is a gentle and charming film.", "Mostly") == []
+    # and it keeps what plainly means the same
+    assert "film" in _proposed(shipped, "The movie is a decent piece of cinema with hilarious moments.", "movie")
