@@ -91,3 +91,24 @@ def test_a_changed_collaborator_version_invalidates_and_injected_ones_need_a_pat
     assert counter.calls == 1
     assert light_source().verdicts is None  # injected collaborators, no path: no disk cache
     assert light_source(verdict_cache=False).verdicts is None
+
+
+def test_the_evidence_of_a_kept_substitute_is_read_from_the_cache(tmp_path: Path) -> None:
+    # the attack's report asks for the evidence of each success's substitutions: a second
+    # run (a new source on the same file) reads it back instead of judging the sentence again
+    path = tmp_path / "verdicts.sqlite"
+    text = Text.from_string("The good film")
+    first, counter = counted_source(path)
+    kept = first.candidates(text, [2])[2]
+    assert kept and counter.calls == 1
+    expected = first.evidence(text, 2, kept[0].word)
+    assert counter.calls == 1  # the first source's own verdicts, in memory
+    second, again = counted_source(path)
+    found = second.evidence(text, 2, kept[0].word.upper())
+    assert found == expected and found[0].kept
+    assert again.calls == 0
+    assert second.verdicts is not None and second.verdicts.hits == 1
+    assert [e.substitute for e in second.evidence(text, 2)] == [e.substitute for e in first.evidence(text, 2)]
+    assert again.calls == 0
+    second.evidence(text, 2, "zebra")  # neither kept nor proposed: judged anew with every check
+    assert again.calls == 1

@@ -468,9 +468,15 @@ class ValidatedSynonyms:
 
     def evidence(self, text: Text, position: int, substitute: str | None = None) -> list[Evidence]:
         """The verdict on every proposal at ``position`` (or on ``substitute`` alone, which
-        need not be proposed by either route), kept ones first."""
-        only = None if substitute is None else {position: [substitute]}
-        judged = self._judge(text, [position], only)[position]
+        need not be proposed by either route), kept ones first. Verdicts already judged (in
+        memory or in the verdict cache on disk) are read back, not judged again: every
+        proposal, or a kept substitute (every check ran on it, so its evidence is complete);
+        a rejected or unproposed substitute is judged anew with every check."""
+        if substitute is None:
+            judged = list(self._judged_at(text, [position])[position])
+        else:
+            found = [e for e in self._stored_at(text, position) if e.kept and e.substitute.lower() == substitute.lower()]
+            judged = found or self._judge(text, [position], {position: [substitute]})[position]
         return sorted(judged, key=lambda e: (not e.kept, -(e.context if e.context is not None else -99.0)))
 
     def evidence_many(self, text: Text, pairs: Sequence[tuple[int, str]]) -> list[Evidence]:
@@ -485,6 +491,16 @@ class ValidatedSynonyms:
         return [found[(p, s.lower())] for p, s in pairs]
 
     # ---- the work ---------------------------------------------------------------------------
+    def _stored_at(self, text: Text, position: int) -> tuple[Evidence, ...]:
+        """The verdicts at ``position`` if already judged (in memory, else on disk), without
+        judging: empty when neither holds them."""
+        key = (tuple(text.words), position)
+        if key in self._judged:
+            return self._judged[key]
+        disk = self.verdicts
+        stored = disk.get_many([key]) if disk is not None else {}
+        return tuple(_evidence(d) for d in stored.get(key, ()))
+
     def _judged_at(self, text: Text, positions: list[int]) -> dict[int, tuple[Evidence, ...]]:
         """The verdicts at ``positions``, judged once per sentence and position (at most
         :data:`CACHE_SIZE` kept; the oldest half is dropped when full)."""
