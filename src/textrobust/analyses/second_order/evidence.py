@@ -47,14 +47,17 @@ class ReaderEvidence:
 
 
 #: Measured figures per group of checks (SO-Beam, the default fill-in and patch rule), on the
-#: test half of labelled.tsv (reader 1; benchmarks/results/second_order.md, issue 38). Only
-#: the settings people read are here: the shipped defaults' findings (phase 2) were cut into
-#: chunks but their labels had not come back by the end of the session, so the defaults have
-#: no evidence yet and second-order does not set the level.
+#: test half of labelled.tsv (reader 1; benchmarks/results/second_order.md, issue 38).
 MEASURED: tuple[ReaderEvidence, ...] = (
-    # the paper's count (k <= 6, no checks): 14 test findings, CNN and MiniLM
-    ReaderEvidence("baseline", (6, 0.0, None, False, False), naturalness_drop=2.357, patch_keeps=0.714, findings=14,
+    # the paper's count (k <= 6, no checks): 32 test findings, CNN and MiniLM
+    ReaderEvidence("baseline", (6, 0.0, None, False, False), naturalness_drop=2.125, patch_keeps=0.656, findings=32,
                    measured="test half, 2026-11-28"),
+    # the shipped defaults (k <= 3, margin 0.05, fluency 1.0 x x0, fragment and POS checks)
+    ReaderEvidence("tuned", (3, 0.05, 1.0, True, True), naturalness_drop=1.16, patch_keeps=0.8, findings=25,
+                   measured="test half, 2026-11-28"),
+    # the checks set before any label came back (margin 0.1, fluency 1.5): 4 findings only
+    ReaderEvidence("checks_k3_m0.10_f1.5", (3, 0.1, 1.5, True, True), naturalness_drop=1.0, patch_keeps=0.75,
+                   findings=4, measured="test half, 2026-11-28"),
 )
 
 
