@@ -361,7 +361,7 @@ PLANTED_DATA = (Example("a", START, 1), Example("b", Text.from_string("a good st
 
 
 #: The paper's count, without issue 38's checks (the planted flip is a near tie).
-PAPER_CHECKS = {"margin": 0.0, "fluency": 0.0, "fragment_check": False, "pos_check": False}
+PAPER_CHECKS = {"margin": 0.0, "fluency": 0.0, "sentences": False, "pos_check": False}
 
 
 @pytest.fixture
@@ -485,7 +485,7 @@ def test_cli_runs_the_analysis_into_a_store_and_report(tmp_path: Path, planted_w
                                                                             *args, **kw))
     out = tmp_path / "so"
     result = CliRunner().invoke(app, ["second-order", "--n", "2", "--no-quality", "--method", "so-enum", "--quiet",
-                                      "--margin", "0", "--fluency", "0", "--no-fragment-check", "--no-pos-check",
+                                      "--margin", "0", "--fluency", "0", "--no-sentences", "--no-pos-check",
                                       "--out", str(out)], terminal_width=80)
     assert result.exit_code == 0, result.output
     assert (out / "store.sqlite").is_file() and (out / "report.json").is_file()

@@ -102,9 +102,9 @@ def test_pos_in_context_rejects_a_changed_part_of_speech() -> None:
 
 
 def test_settings_build_checks_and_validate() -> None:
-    checks = build_checks(SecondOrderSettings(margin=0.1, fluency=1.5, fragment_check=True, pos_check=True))
+    checks = build_checks(SecondOrderSettings(margin=0.1, fluency=1.5, sentences=True, pos_check=True))
     assert checks.describe() == {"margin": 0.1, "fluency": 1.5, "no_fragments": True, "pos_in_context": True}
-    assert not build_checks(SecondOrderSettings(margin=0.0, fluency=0.0, fragment_check=False,
+    assert not build_checks(SecondOrderSettings(margin=0.0, fluency=0.0, sentences=False,
                                                 pos_check=False)).active
     with pytest.raises(ConfigError, match="0 \\(off\\) or >= 1"):
         build_checks(SecondOrderSettings(fluency=0.5))

@@ -52,7 +52,7 @@ def test_the_default_search_still_finds_what_people_read() -> None:
     settings = SecondOrderSettings()
     rows = [f for f in found if f.settings == "tuned"][:2]
     if not rows:
-        settings = SecondOrderSettings(max_k=6, margin=0.0, fluency=0.0, fragment_check=False, pos_check=False)
+        settings = SecondOrderSettings(max_k=6, margin=0.0, fluency=0.0, sentences=False, pos_check=False)
         rows = [f for f in found if f.settings == "baseline"][:2]
     assert rows
     layer = QueryLayer(load_victim(cache_dir() / "victims" / "default"))

@@ -9,7 +9,7 @@ from textrobust.analyses.second_order import evidence
 from textrobust.analyses.second_order.evidence import ReaderEvidence, gate, reader_evidence
 from textrobust.audit.verdict import verdict
 
-CHECKS = {"margin": 0.1, "fluency": 1.5, "fragment_check": True, "pos_check": True, "max_k": 3}
+CHECKS = {"margin": 0.1, "fluency": 1.5, "sentences": True, "pos_check": True, "max_k": 3}
 ATTACK = {"name": "attack", "risk": 0.105, "point": "attack point", "settings": {"candidates": "validated"}}
 
 
@@ -28,7 +28,7 @@ def measured(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_stub_section_that_fails_the_naturalness_floor_does_not_set_the_level(measured: None) -> None:
-    found = verdict([ATTACK, second(margin=0.0, fluency=0.0, fragment_check=False, pos_check=False, max_k=6)])
+    found = verdict([ATTACK, second(margin=0.0, fluency=0.0, sentences=False, pos_check=False, max_k=6)])
     assert found["level"] == "good"  # from the attack's 10.5%, not second-order's 90%
     assert "near its test data" not in found["headline"]
     why = [p for p in found["points"] if p.startswith("Second-order does not set the level")]

@@ -39,7 +39,7 @@ from textrobust.analyses.second_order.checks import SecondOrderChecks
 from textrobust.analyses.second_order.method import SecondOrderResult
 from textrobust.sections import Section
 
-__all__ = ["DEFAULT_FLUENCY", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_FRAGMENT_CHECK", "DEFAULT_POS_CHECK",
+__all__ = ["DEFAULT_FLUENCY", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_SENTENCES", "DEFAULT_POS_CHECK",
            "build_checks", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
 
@@ -54,7 +54,7 @@ DEFAULT_MAX_K = {"so-beam": 3, "so-enum": 2, "random": 6}
 #: flip 0.05 from the boundary on both sides, a neighbour no less fluent than x0 under Gemma.
 DEFAULT_MARGIN = 0.05
 DEFAULT_FLUENCY = 1.0
-DEFAULT_FRAGMENT_CHECK = True
+DEFAULT_SENTENCES = True
 DEFAULT_POS_CHECK = True
 
 
@@ -70,7 +70,7 @@ class SecondOrderSettings(Settings):
     checked by cosine, :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`).
     Issue 38's checks of a vulnerable example (:mod:`textrobust.analyses.second_order.checks`):
     ``margin`` from the decision boundary (0: the paper's count), ``fluency`` floor relative
-    to x0 (0: off), ``fragment_check``, ``pos_check``; whether second-order then sets the
+    to x0 (0: off), ``sentences``, ``pos_check``; whether second-order then sets the
     verdict's level depends on people's reading of such findings
     (:mod:`textrobust.analyses.second_order.evidence`)."""
 
@@ -96,8 +96,8 @@ class SecondOrderSettings(Settings):
                           "(0 = the paper's count).")
     fluency: float = Field(default=DEFAULT_FLUENCY, ge=0.0, description="Fluency floor: the vulnerable "
                            "example's perplexity (Gemma) at most this times x0's (>= 1; 0: off, the paper).")
-    fragment_check: bool = Field(default=DEFAULT_FRAGMENT_CHECK, description="Neighbours never turn a content "
-                                 "word into a stop word or repeat the word beside it.")
+    sentences: bool = Field(default=DEFAULT_SENTENCES, description="Neighbours stay sentences: never turn a "
+                            "content word into a stop word or repeat the word beside it.")
     pos_check: bool = Field(default=DEFAULT_POS_CHECK, description="Changed words and the patch keep their part "
                             "of speech in context.")
 
@@ -190,7 +190,7 @@ def build_checks(settings: SecondOrderSettings, perplexity: Any = None) -> Secon
         raise ConfigError(f"The 'fluency' parameter of SecondOrderSettings must be 0 (off) or >= 1 (a perplexity "
                           f"ratio to x0). Got {settings.fluency} instead.")
     return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency or None,
-                             no_fragments=settings.fragment_check, pos_in_context=settings.pos_check,
+                             no_fragments=settings.sentences, pos_in_context=settings.pos_check,
                              perplexity=perplexity)
 
 

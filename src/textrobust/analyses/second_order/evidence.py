@@ -35,7 +35,7 @@ class ReaderEvidence:
     how many findings, and where it was measured."""
 
     name: str
-    checks: tuple[int, float, float | None, bool, bool]  # max_k, margin, fluency (None: off), fragment_check, pos_check
+    checks: tuple[int, float, float | None, bool, bool]  # max_k, margin, fluency (None: off), sentences, pos_check
     naturalness_drop: float
     patch_keeps: float
     findings: int
@@ -66,7 +66,7 @@ def _checks_of(settings: Mapping[str, Any]) -> tuple[int, float, float | None, b
 
     fluency = settings.get("fluency") or None
     return (int(settings.get("max_k") or DEFAULT_MAX_K["so-beam"]), round(float(settings.get("margin") or 0.0), 4),
-            None if fluency is None else round(float(fluency), 4), bool(settings.get("fragment_check", False)),
+            None if fluency is None else round(float(fluency), 4), bool(settings.get("sentences", False)),
             bool(settings.get("pos_check", False)))
 
 
