@@ -42,12 +42,9 @@ from typing import Protocol, TypeVar
 from textrobust.errors import DataError
 from textrobust.text import Text
 from textrobust.validity.reviews import REASONS, Finding, Judgement, Status, Verdict, item_status
+from textrobust.validity.substitutions import COLUMNS, parse_row
 
 __all__ = ["COLUMNS", "LabelRow", "UserLabels", "read_labels", "review_labels", "write_labels"]
-
-#: The columns of the labelled substitution set (``attack.candidates.labelled.COLUMNS``;
-#: a test keeps the two equal).
-COLUMNS = ("id", "split", "corpus", "sentence", "position", "word", "substitute", "sources", "label", "reason")
 
 _HEADER = """\
 # Substitutions labelled by people in `textrobust review` (issue 40), in the format of the
@@ -139,24 +136,10 @@ def read_labels(path: str | os.PathLike[str]) -> list[LabelRow]:
     rows = []
     for number, line in body[1:]:
         fields = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
-        where = f"{source}, line {number}"
-        if len(fields) != len(COLUMNS):
-            raise DataError(f"{where}: expected {len(COLUMNS)} tab-separated fields, got {len(fields)}.")
-        row = dict(zip(COLUMNS, fields))
-        if row["label"] not in ("0", "1"):
-            raise DataError(f"{where}: label must be 0 or 1, got {row['label']!r}.")
-        if (row["reason"] == "same") != (row["label"] == "1") or row["reason"] not in ("same", *REASONS):
-            raise DataError(f"{where}: reason {row['reason']!r} does not fit label {row['label']} (valid rows have "
-                            f"'same'; invalid ones one of {', '.join(REASONS)}).")
-        try:
-            position = int(row["position"])
-        except ValueError:
-            raise DataError(f"{where}: position must be an integer, got {row['position']!r}.") from None
-        words = Text.from_string(row["sentence"]).words
-        if not 0 <= position < len(words) or words[position] != row["word"]:
-            raise DataError(f"{where}: word {position} of the sentence is not {row['word']!r}.")
+        checked = parse_row(fields, f"{source}, line {number}")
+        row, position = checked.fields, checked.position
         rows.append(LabelRow(row["id"], row["sentence"], position, row["word"], row["substitute"],
-                             row["label"] == "1", row["reason"], row["corpus"], row["split"], row["sources"]))
+                             checked.valid, row["reason"], row["corpus"], row["split"], row["sources"]))
     return rows
 
 

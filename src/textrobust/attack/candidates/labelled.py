@@ -26,6 +26,7 @@ from pathlib import Path
 from textrobust.attack.problem import CandidateSource
 from textrobust.errors import DataError
 from textrobust.text import Text
+from textrobust.validity.substitutions import COLUMNS, REASONS, SPLITS, parse_row
 
 __all__ = [
     "COLUMNS",
@@ -38,11 +39,6 @@ __all__ = [
     "score_source",
 ]
 
-#: The columns of the TSV, in order.
-COLUMNS = ("id", "split", "corpus", "sentence", "position", "word", "substitute", "sources", "label", "reason")
-#: Reasons: ``same`` for valid items, one of the others for invalid ones.
-REASONS = ("same", "antonym", "sentiment", "sense", "related", "grammar", "name", "nonsense")
-SPLITS = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -94,29 +90,16 @@ def labelled_substitutions(split: str | None = None, path: str | Path | None = N
 
 def _parse(path: Path, number: int, fields: list[str], seen: set[str]) -> LabelledSubstitution:
     where = f"{path}, line {number}"
-    if len(fields) != len(COLUMNS):
-        raise DataError(f"{where}: expected {len(COLUMNS)} tab-separated fields, got {len(fields)}.")
-    row = dict(zip(COLUMNS, fields))
+    checked = parse_row(fields, where)
+    row = checked.fields
     if row["id"] in seen:
         raise DataError(f"{where}: the id {row['id']!r} appears twice.")
     seen.add(row["id"])
     if row["split"] not in SPLITS:
         raise DataError(f"{where}: split must be dev or test, got {row['split']!r}.")
-    if row["label"] not in ("0", "1"):
-        raise DataError(f"{where}: label must be 0 or 1, got {row['label']!r}.")
-    if row["reason"] not in REASONS or (row["reason"] == "same") != (row["label"] == "1"):
-        raise DataError(f"{where}: reason {row['reason']!r} does not fit label {row['label']} "
-                        f"(valid items have 'same'; invalid ones one of {', '.join(REASONS[1:])}).")
-    try:
-        position = int(row["position"])
-    except ValueError:
-        raise DataError(f"{where}: position must be an integer, got {row['position']!r}.") from None
-    words = Text.from_string(row["sentence"]).words
-    if not 0 <= position < len(words) or words[position] != row["word"]:
-        raise DataError(f"{where}: word {position} of the sentence is not {row['word']!r}.")
-    return LabelledSubstitution(row["id"], row["split"], row["corpus"], row["sentence"], position, row["word"],
+    return LabelledSubstitution(row["id"], row["split"], row["corpus"], row["sentence"], checked.position, row["word"],
                                 row["substitute"], tuple(s for s in row["sources"].split(",") if s),
-                                row["label"] == "1", row["reason"])
+                                checked.valid, row["reason"])
 
 
 @dataclass(frozen=True)
