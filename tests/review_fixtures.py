@@ -9,6 +9,9 @@ their report and summary.json, as an audit would write them.
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from textrobust.analyses.second_order.method import SecondOrderResult
 from textrobust.analyses.second_order.patch import Patch
 from textrobust.attack.results import AttackResult, Status
 from textrobust.records import encode
+from textrobust.report.review_server import ReviewServer, ReviewSession
 from textrobust.store import RunStore
 from textrobust.text import Text
 
@@ -86,3 +90,16 @@ def make_run(folder: Path) -> Path:
             name: {"run_id": run_id, "summary": {"units": 1}} for name, run_id in runs.items()}}))
     rebuild_report(folder)
     return folder
+
+
+@contextmanager
+def serving(folder: Path, reviewer: str) -> Iterator[ReviewServer]:
+    """A review server on the run in ``folder``, serving from a thread until the block ends."""
+    server = ReviewServer(ReviewSession(folder, reviewer))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

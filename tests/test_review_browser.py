@@ -9,17 +9,16 @@ or the playwright package (the dev extra; it downloads no browser) is missing.
 from __future__ import annotations
 
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from review_fixtures import HOSTILE, make_run
+from review_fixtures import HOSTILE, make_run, serving
 from typer.testing import CliRunner
 
 from textrobust.cli.app import app
-from textrobust.report.review_server import ReviewServer, ReviewSession
+from textrobust.report.review_server import ReviewServer
 from textrobust.store import RunStore
 from textrobust.validity.reviews import ReviewLog
 
@@ -45,14 +44,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[ReviewServer]:
-    server = ReviewServer(ReviewSession(make_run(tmp_path / "run"), "ann"))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(make_run(tmp_path / "run"), "ann") as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _press(page: Any, key: str) -> None:

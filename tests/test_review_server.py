@@ -3,6 +3,7 @@ and nothing lost when the server is killed with ``kill -9`` mid-review."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import http.client
 import os
@@ -11,16 +12,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import pytest
-from review_fixtures import HOSTILE, make_run
+from review_fixtures import HOSTILE, make_run, serving
 
-from textrobust.report.review_server import ReviewServer, ReviewSession
+from textrobust.report.review_server import ReviewServer
 from textrobust.store import RunStore
 from textrobust.validity.reviews import ReviewLog, Verdict
 
@@ -35,20 +35,10 @@ def run(base_run: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(base_run, tmp_path / "run"))
 
 
-def _serve(folder: Path, reviewer: str) -> Iterator[ReviewServer]:
-    server = ReviewServer(ReviewSession(folder, reviewer))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
 def server(run: Path) -> Iterator[ReviewServer]:
-    yield from _serve(run, "ann")
+    with serving(run, "ann") as served:
+        yield served
 
 
 def _request(port: int, method: str, path: str, body: dict[str, str | list[str]] | None = None,
@@ -135,9 +125,8 @@ def test_hostile_text_is_escaped(server: ReviewServer) -> None:
 
 def test_two_reviewers_at_once_are_both_kept_and_their_agreement_shown(run: Path) -> None:
     """Two sessions on the same run at the same time (two servers, one store)."""
-    sessions = [_serve(run, "ann"), _serve(run, "bob")]
-    ann, bob = (next(session) for session in sessions)
-    try:
+    with contextlib.ExitStack() as stack:
+        ann, bob = (stack.enter_context(serving(run, name)) for name in ("ann", "bob"))
         _request(ann.port, "POST", "/judge", {"token": ann.token, "item": "attack/ex-0", "verdict": "valid"})
         assert _item(_page(bob)) == "attack/ex-0"  # bob's own progress
         _request(bob.port, "POST", "/judge", {"token": bob.token, "item": "attack/ex-0", "verdict": "invalid",
@@ -148,9 +137,6 @@ def test_two_reviewers_at_once_are_both_kept_and_their_agreement_shown(run: Path
         assert "<bdi>ann</bdi>: valid" in page and "50% on 2 finding(s) judged by two or more" in page
         assert "1 confirmed, 0 rejected, 1 disputed" in page
         assert _progress(_page(ann)) == _progress(_page(bob)) == "2 / 5"
-    finally:
-        for session in sessions:
-            session.close()
     with RunStore(run / "store.sqlite") as store:
         assert sorted((j.item, j.reviewer) for j in ReviewLog(store).judgements()) == [
             ("attack/ex-0", "ann"), ("attack/ex-0", "bob"), ("attack/ex-1", "ann"), ("attack/ex-1", "bob")]
@@ -186,6 +172,6 @@ def test_kill_9_mid_review_loses_nothing_and_the_next_session_resumes(run: Path)
     with RunStore(run / "store.sqlite") as store:
         kept = [(j.item, j.verdict.value, j.reason) for j in ReviewLog(store).judgements()]
     assert kept == [("attack/ex-0", "valid", None), ("attack/ex-1", "invalid", "grammar")]
-    for server in _serve(run, "ann"):
+    with serving(run, "ann") as server:
         page = _page(server)
         assert _progress(page) == "2 / 5" and _item(page) == "attack/ex-2"

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from textrobust.errors import ConfigError, MissingDependencyError, TextRobustError
+from textrobust.report.html import _environment  # one Jinja2 environment for every page
 from textrobust.report.reviewed import RunFindings, run_findings
 from textrobust.store import RunStore
 from textrobust.text import Text
@@ -35,16 +36,6 @@ __all__ = ["ReviewServer", "ReviewSession", "render_review"]
 
 #: The largest form a request may send (a judgement is a few hundred bytes).
 MAX_BODY = 64 * 1024
-
-
-@lru_cache(maxsize=1)
-def _environment() -> Any:
-    try:
-        import jinja2
-    except ImportError:  # pragma: no cover - jinja2 is a core dependency
-        raise MissingDependencyError("jinja2", "The review page", "pip install 'jinja2>=3.1'") from None
-    return jinja2.Environment(loader=jinja2.PackageLoader("textrobust.report", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def _segments(text: Text, changed: set[int]) -> list[dict[str, Any]]:
