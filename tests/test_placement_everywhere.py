@@ -408,6 +408,13 @@ def test_gpu_validated_source_and_lm_constraints_run_on_cuda(loads, tiny_masked)
 @pytest.mark.gpu
 @pytest.mark.heavy
 def test_gpu_similarity_constraints_load_minilm_on_cuda() -> None:
+    from textrobust.assets.catalog import resolve
+    from textrobust.errors import AssetMissingError
+
+    try:  # the GPU check carries no assets (benchmarks/gpu/run.sh); the 88 MB MiniLM package stays behind
+        resolve("minilm")
+    except AssetMissingError:
+        pytest.skip("the MiniLM asset is not installed here")
     pairs = (["the film is very good ."], ["the movie is very good ."])
     sentence = SentenceSimilarity(placement=CUDA)
     assert sentence.scorer.similarity(*pairs) == pytest.approx(SentenceSimilarity().scorer.similarity(*pairs), abs=1e-4)

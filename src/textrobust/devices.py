@@ -19,7 +19,8 @@ torch is imported only when a placement is resolved, never when this module is i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 __all__ = ["DEVICE_HELP", "DTYPES", "DTYPE_HELP", "MIN_AGREEMENT", "Placement", "agreement", "device_name",
-           "dtype_name", "resolve_device", "resolve_placement", "torch_dtype"]
+           "dtype_name", "resolve_device", "resolve_placement", "steady_attention", "torch_dtype"]
 
 #: The float types a run may use, by their CLI names.
 DTYPES = ("float32", "bfloat16", "float16")
@@ -192,3 +193,25 @@ def texts_sample(texts: Sequence[Any], n: int = 200) -> list[Any]:
         return list(texts)
     step = len(texts) / n
     return [texts[int(i * step)] for i in range(n)]
+
+
+@contextlib.contextmanager
+def steady_attention(device: Any) -> Iterator[None]:
+    """Run a transformer's attention on the CUDA backends that need no per-shape plan.
+
+    Measured on an H200 (torch 2.11, 2026-11-28, ``benchmarks/gpu/dtype_probe.py``): in
+    bfloat16 and float16 torch picks cuDNN's fused attention, which builds an execution plan
+    for every new (batch, length) shape, about 2.5 ms per layer: BERT-base over 640 texts
+    of new lengths took 4.2 s the first time and 0.19 s the second. A victim sees new
+    shapes on every call (each batch is padded to its own longest text), so those plans
+    were most of its time. Flash and memory-efficient attention compile nothing per shape
+    and give the same probabilities within float tolerance. A no-op off CUDA.
+    """
+    kind = getattr(device, "type", str(device).split(":")[0])
+    if kind != "cuda":
+        yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        yield

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from textrobust.devices import Placement
+from textrobust.devices import Placement, steady_attention
 from textrobust.errors import CapabilityError, ConfigError, MissingDependencyError, VictimError
 from textrobust.text import Text
 from textrobust.victims.protocol import as_texts
@@ -315,7 +315,7 @@ class HuggingFaceVictim:
         out = np.empty((len(texts), len(self._label_names)), dtype=np.float64)
         for indices in self._chunks(texts):
             enc = self._encode([texts[i] for i in indices])
-            with torch.inference_mode():
+            with torch.inference_mode(), steady_attention(self.model.device):
                 logits = self.model(**enc).logits
             out[indices] = logits.detach().to(torch.float64).cpu().numpy()
         return out
@@ -344,7 +344,7 @@ class HuggingFaceVictim:
             offsets = enc.pop("offset_mapping").cpu().numpy()
             input_ids = enc.pop("input_ids")
             target = torch.as_tensor(label_array[indices], device=input_ids.device)
-            with torch.enable_grad():
+            with torch.enable_grad(), steady_attention(input_ids.device):
                 inputs_embeds = embeddings(input_ids).detach().requires_grad_(True)
                 logits = self.model(inputs_embeds=inputs_embeds, **enc).logits
                 loss = torch.nn.functional.cross_entropy(logits.float(), target, reduction="sum")
