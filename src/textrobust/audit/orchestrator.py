@@ -573,7 +573,8 @@ def _write_outputs(out: Path, payload: Mapping[str, Any], html: bool) -> tuple[P
 def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Mapping[str, Any],
                    length: LengthReport, threads: ThreadPlan | None = None) -> None:
     """``summary.json`` (every analysis's typed summary, the verdict, the run and the
-    threads it used) and one SVG file per figure under ``figures/``."""
+    threads it used) and one SVG file per figure under ``figures/``. Called after the
+    report is written; ``summary.json`` is written last, through a temporary file."""
     summary = {"schema": "textrobust.summary/1", "verdict": report["verdict"], "run": report["run"],
                "threads": None if threads is None else threads.to_dict(),
                "placement": report["victim"].get("placement"),
@@ -582,12 +583,16 @@ def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Map
                                    "queries_now": r.queries, "summary": r.summary.to_dict(),
                                    **_reviewed_of(report, name)}
                             for name, r in results.items()}}
-    (out / "summary.json").write_text(json.dumps(encode(summary), indent=2, allow_nan=False) + "\n")
     figures = out / "figures"
     for section in report["analyses"]:
         for i, fig in enumerate(section.get("figures", []), 1):
             figures.mkdir(exist_ok=True)
             (figures / f"{section['name']}-{i}.svg").write_text(fig["svg"])
+    # last, and whole or not at all: a run stopped while its outputs are written leaves
+    # no summary.json (or the previous one), never one beside a missing or half report
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(encode(summary), indent=2, allow_nan=False) + "\n")
+    os.replace(tmp, out / "summary.json")
 
 
 def _reviewed_of(report: Mapping[str, Any], name: str) -> dict[str, Any]:
