@@ -147,6 +147,7 @@ def test_resume_takes_the_stored_options(tmp_path: Path) -> None:
     again = runner.invoke(app, ["attack", "--out", str(out), "--resume"], terminal_width=80)
     assert again.exit_code == 0, again.output
     assert "0 units computed now, 2 resumed" in again.output
+    assert "a unit: the examples saved together" in " ".join(again.output.split())
     clash = runner.invoke(app, ["attack", "--out", str(out), "--resume", "--budget", "10"], terminal_width=80)
     assert clash.exit_code == 2 and "budget" in clash.output
 

@@ -181,7 +181,8 @@ def print_result(result: Any, report: Mapping[str, Any]) -> None:
     if section is None:
         return
     table = Table(title=section["title"], title_justify="left",
-                  caption=f"{result.computed:,} units computed now, {result.resumed:,} resumed from the store",
+                  caption=(f"{result.computed:,} units computed now, {result.resumed:,} resumed from the store "
+                           "(a unit: the examples saved together, the step a stopped run resumes from)"),
                   caption_justify="left")
     table.add_column("figure", overflow="fold", ratio=3)
     table.add_column("value", justify="right", overflow="fold", ratio=1)
