@@ -12,6 +12,11 @@ settings say ``candidates = "paper"`` (the paper's own substitutes, most of whic
 the meaning: ``benchmarks/results/validity.md``) keeps its point but does not set the
 level; a point says so. So does a second-order section whose findings, read by people,
 were not natural enough or whose patch did not keep the sentiment often enough (issue 38).
+
+Each section's point that used the validated synonyms ends with what "robust" covers (the
+substitutes tried per content word, :func:`textrobust.attack.candidates.choice.coverage`);
+the front page says it once, as the verdict's first point, and drops it from the others
+(issue 39 item 4; the sections themselves keep their own count).
 """
 
 from __future__ import annotations
@@ -81,13 +86,30 @@ def _default_gates() -> dict[str, Gate]:
     return {name: gate for name in GATED}
 
 
+def _coverage_once(points: list[str]) -> list[str]:
+    """``points`` with the coverage clause said once: taken out of every point that carries
+    it ("...; robust here means robust to the N validated substitutes tried per content word,
+    not to every paraphrase") and put first, as its own sentence."""
+    from textrobust.attack.candidates.choice import coverage
+
+    clause = coverage("validated")
+    if not clause or not any(clause in p for p in points):
+        return points
+    out = [f"{clause[:1].upper()}{clause[1:]}."]
+    for point in points:
+        for joined in (f"; {clause}", f"{clause}; ", clause):
+            point = point.replace(joined, "")
+        out.append(point)
+    return out
+
+
 def verdict(sections: Sequence[Mapping[str, Any]], gates: Mapping[str, Gate] | None = None) -> dict[str, Any]:
     """``{"level", "headline", "points"}`` from the sections' risks and points. ``gates``
     (default: :data:`GATED`) say, per analysis name, whether a section with its settings may
     set the level, and why; one that may not keeps its point, plus the reason."""
     gates = _default_gates() if gates is None else gates
     paper = [s for s in sections if (s.get("settings") or {}).get("candidates") == "paper"]
-    points = [str(s["point"]) for s in sections if s.get("point")]
+    points = _coverage_once([str(s["point"]) for s in sections if s.get("point")])
     barred = []
     for s in sections:
         check = gates.get(str(s.get("name", "")))

@@ -253,7 +253,7 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
 
         source, caveat = "validated synonyms", (
             f". The validated synonyms are few ({MEASURED['per_word']:.2f} tried per content word) and "
-            f"{MEASURED['precision']:.0%} of them keep the meaning on the labelled set: {coverage(candidates)}; a low "
+            f"{MEASURED['precision']:.0%} of them keep the meaning on the labelled set; {coverage(candidates)}; a low "
             "rate bounds what this search finds with them, not every attack.")
     else:
         source, caveat = "the paper's candidates", (
