@@ -37,6 +37,28 @@ def assets(ctx: typer.Context) -> None:
     console.print(table)
     if missing:
         console.print(f"{missing} asset(s) missing: run `textrobust assets prepare` (install step).")
+    from textrobust.validity.cache import cache_info, max_bytes
+
+    try:
+        info = cache_info()
+    except TextRobustError as exc:
+        console.print(f"verdict cache: {exc}", highlight=False, soft_wrap=True)
+        return
+    cap = max_bytes()
+    console.print(f"verdict cache (the validated source's judgements, kept across runs): {info.path}, "
+                  f"{human_size(info.size_bytes)}, {info.verdicts:,} verdicts of {info.judges:,} judge(s); "
+                  f"cap {'none' if cap is None else human_size(cap)} ($TEXTROBUST_VERDICT_CACHE_MB); "
+                  "delete it with `textrobust assets clear-verdicts`", highlight=False, soft_wrap=True)
+
+
+@assets_app.command("clear-verdicts")
+def assets_clear_verdicts() -> None:
+    """Delete the verdict cache (the validated source judges again on the next run)."""
+    from textrobust.validity.cache import clear_cache, default_verdict_path
+
+    freed = clear_cache()
+    console.print(f"deleted the verdict cache {default_verdict_path()} ({human_size(freed)})", highlight=False,
+                  soft_wrap=True)
 
 
 @assets_app.command("prepare")

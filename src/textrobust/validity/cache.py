@@ -13,7 +13,10 @@ another fingerprint, so it never reads the old entries (they are invalid for it)
 The cache is one SQLite file (write-ahead log, so several processes may read it while one
 writes); payloads are JSON, so the cache knows nothing of the judge's types. The default
 file is ``<cache>/verdicts/verdicts.sqlite`` under textrobust's cache folder
-(``$TEXTROBUST_CACHE`` or ``~/.cache/textrobust``).
+(``$TEXTROBUST_CACHE`` or ``~/.cache/textrobust``). ``textrobust assets`` shows its size and
+``textrobust assets clear-verdicts`` deletes it. It is capped at :data:`DEFAULT_MAX_MB`
+(``$TEXTROBUST_VERDICT_CACHE_MB``; 0 for no cap): a judge that opens a file over the cap
+first deletes the entries of other judges, then, if the file is still over, all of it.
 
 >>> import tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as d:
@@ -28,14 +31,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from textrobust.errors import StoreError
 
-__all__ = ["VerdictCache", "default_verdict_path", "fingerprint"]
+__all__ = ["DEFAULT_MAX_MB", "CacheInfo", "VerdictCache", "cache_info", "clear_cache", "default_verdict_path",
+           "fingerprint", "max_bytes"]
+
+#: The verdict cache's default size cap in MiB (``$TEXTROBUST_VERDICT_CACHE_MB`` overrides).
+DEFAULT_MAX_MB = 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -63,6 +72,66 @@ def default_verdict_path() -> Path:
     from textrobust.assets.catalog import cache_dir
 
     return cache_dir() / "verdicts" / "verdicts.sqlite"
+
+
+def max_bytes() -> int | None:
+    """The cap in bytes from ``$TEXTROBUST_VERDICT_CACHE_MB`` (default
+    :data:`DEFAULT_MAX_MB`); ``None`` when it is 0 (no cap)."""
+    raw = os.environ.get("TEXTROBUST_VERDICT_CACHE_MB", "").strip()
+    try:
+        mb = float(raw) if raw else float(DEFAULT_MAX_MB)
+    except ValueError:
+        raise StoreError(f"$TEXTROBUST_VERDICT_CACHE_MB must be a number of MiB (0 for no cap), not {raw!r}.") from None
+    if mb < 0:
+        raise StoreError(f"$TEXTROBUST_VERDICT_CACHE_MB must be 0 or more, not {raw!r}.")
+    return None if mb == 0 else int(mb * 1024 * 1024)
+
+
+def _files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_size for f in _files(path) if f.exists())
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What ``textrobust assets`` shows of a verdict cache."""
+
+    path: Path
+    size_bytes: int
+    verdicts: int
+    judges: int
+
+
+def cache_info(path: str | Path | None = None) -> CacheInfo:
+    """The size, entries and judges (fingerprints) of the cache at ``path`` (default
+    :func:`default_verdict_path`); zeros when there is none. Reads only."""
+    where = Path(path).expanduser() if path is not None else default_verdict_path()
+    if not where.exists():
+        return CacheInfo(where, 0, 0, 0)
+    try:
+        connection = sqlite3.connect(f"file:{where}?mode=ro", uri=True, timeout=30.0)
+        try:
+            verdicts, judges = connection.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT fingerprint) FROM verdicts").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"Cannot read the verdict cache {where}: {exc}. Delete it with "
+                         "`textrobust assets clear-verdicts`.") from None
+    return CacheInfo(where, _size(where), int(verdicts), int(judges))
+
+
+def clear_cache(path: str | Path | None = None) -> int:
+    """Delete the cache at ``path`` (default :func:`default_verdict_path`) with its
+    write-ahead log; the bytes freed."""
+    where = Path(path).expanduser() if path is not None else default_verdict_path()
+    freed = _size(where)
+    for f in _files(where):
+        f.unlink(missing_ok=True)
+    return freed
 
 
 def _sentence_key(words: Words) -> str:
@@ -93,11 +162,25 @@ class VerdictCache:
                 connection.execute("PRAGMA synchronous=NORMAL")
                 connection.execute(_SCHEMA)
                 connection.commit()
+                self._keep_under_cap(connection)
             except (OSError, sqlite3.Error) as exc:
                 raise StoreError(f"Cannot open the verdict cache {self.path}: {exc}. Point $TEXTROBUST_CACHE at a "
                                  "writable folder, or build the judge without a disk cache.") from None
             self._connection = connection
         return self._connection
+
+    def _keep_under_cap(self, connection: sqlite3.Connection) -> None:
+        """Over the cap: drop other judges' entries, then, if still over, everything."""
+        cap = max_bytes()
+        if cap is None or _size(self.path) <= cap:
+            return
+        for where, args in (("fingerprint != ?", (self.fingerprint,)), ("1 = 1", ())):
+            with connection:
+                connection.execute(f"DELETE FROM verdicts WHERE {where}", args)
+            connection.execute("VACUUM")
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if _size(self.path) <= cap:
+                return
 
     def close(self) -> None:
         if self._connection is not None:
