@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 
 from textrobust.analyses.radius.analysis import PRRecord
 from textrobust.analyses.radius.method import PRResult
-from textrobust.analyses.radius.pr import PREstimate
+from textrobust.analyses.radius.pr import PREstimate, PRSample, PRSwap
 from textrobust.cli.app import app
 from textrobust.records import encode, flat_fields
 from textrobust.store import RunStore
+from textrobust.text import Text
 
 runner = CliRunner()
 
@@ -30,8 +31,10 @@ def _audit_folder(folder: Path) -> Path:
         attack.record("a", {"status": "succeeded", "l0": 1}, position=0)
         attack.record("b", {"status": "failed", "l0": 0}, position=1)
         pr = store.start_run("pr", {"settings": {"n": 2}}, seed=0)
-        estimate = PREstimate(1, 18, 18, 13, 0.72, 0.7, 0.75, 0.01, 0.005, False, 0.25)
-        pr.record("a", encode(PRRecord("a", "scored", 19, 1.5, PRResult("a", 1, 7, 1, 19, 4, estimate))),
+        sample = PRSample(3, (PRSwap(1, "good", "fine"),), (0.6, 0.4))  # a kept misclassified text
+        estimate = PREstimate(1, 18, 18, 13, 0.72, 0.7, 0.75, 0.01, 0.005, False, 0.25, (sample,))
+        result = PRResult("a", 1, 7, 1, 19, 4, estimate, Text.from_string("a good film"), (0.2, 0.8))
+        pr.record("a", encode(PRRecord("a", "scored", 19, 1.5, result)),
                   position=0, seconds=1.5, queries=19)
         pr.record("b", encode(PRRecord("b", "skipped", 1, 0.1, PRResult("b", 1, 5, 0, 1))), position=1,
                   seconds=0.1, queries=1)

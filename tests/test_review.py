@@ -147,7 +147,7 @@ def test_the_radius_finding_is_the_smallest_adversarial_example() -> None:
     state = ReviewState({})
     block = reviewed_figures("radius", SimpleNamespace(attacked=2), [found], state)
     assert (block["falsified_r1_low"], block["falsified_r1_high"]) == (0.0, 0.5)
-    assert findings("pr", "run", [record], LABELS) == [] and reviewed_figures("pr", None, [], state) is None
+    assert findings("evaluate", "run", [record], LABELS) == [] and reviewed_figures("evaluate", None, [], state) is None
 
 
 # ---- labels out and back in ---------------------------------------------------------------------

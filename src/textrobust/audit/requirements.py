@@ -9,7 +9,14 @@ the numbers of a summary (counts, shares, true/false as 1/0); text and lists are
 The figures over the findings people confirmed (``textrobust review``) are keys too:
 ``attack.reviewed.accuracy_under_attack_low`` (:mod:`textrobust.report.reviewed`; written with
 the summary, brought up to date with new judgements by ``textrobust review RUN --report``),
-checked by ``textrobust gate`` on a finished run.
+checked by ``textrobust gate`` on a finished run, and by ``textrobust audit --require``
+(:func:`reviewed_figure_keys` are known before the run). At audit time nobody has reviewed
+the findings yet, so the audit reads a reviewed figure named without its end (``..._low``,
+``..._high``) at the end of its interval that is hardest to meet (``check(...,
+reviewed_end=True)``): the low end for ``>=``, the high end for ``<=``. Before a review that
+is the automatic figure (accuracy under attack with every flip real), so the audit's gate
+on a reviewed figure is as strict as on the automatic one; ``textrobust gate`` after the
+review reads the reviewed value itself.
 
 A figure that is NaN or was not computed (``null`` in ``summary.json``: no example it could
 be measured on, a part of the analysis that did not run) fails every requirement with a
@@ -48,7 +55,8 @@ from typing import Any, Union
 from textrobust.errors import ConfigError, StoreError, TextRobustError
 
 __all__ = ["JUNIT_SUITE", "Operator", "Outcome", "Requirement", "check", "check_junit_target", "check_keys",
-           "declared_figures", "figures", "load_figures", "parse_requirement", "parse_requirements", "summary_keys", "write_junit"]
+           "declared_figures", "figures", "load_figures", "parse_requirement", "parse_requirements", "reviewed_figure_keys",
+           "summary_keys", "write_junit"]
 
 #: The name of the one ``<testsuite>`` of the JUnit file.
 JUNIT_SUITE = "textrobust robustness gate"
@@ -211,6 +219,15 @@ def _declare(kind: Any, key: str, keys: set[str], prefixes: set[str]) -> None:
     # str, enums, tuples and lists hold no figure
 
 
+def reviewed_figure_keys(analyses: Iterable[str]) -> frozenset[str]:
+    """The keys of the reviewed blocks (``ANALYSIS.reviewed.KEY``) that the named analyses
+    will write beside their summaries (:func:`textrobust.report.reviewed.reviewed_keys`;
+    none for an analysis without findings)."""
+    from textrobust.report.reviewed import reviewed_keys
+
+    return frozenset(f"{name}.reviewed.{key}" for name in analyses for key in reviewed_keys(name))
+
+
 def summary_keys(values: Mapping[str, float | None]) -> tuple[frozenset[str], frozenset[str]]:
     """The keys a requirement may name once a summary is written, ``values`` being its
     :func:`figures`: ``(keys, open_prefixes)`` as :func:`declared_figures` gives them for
@@ -240,15 +257,33 @@ def check_keys(requirements: Sequence[Requirement], keys: Collection[str], prefi
 
 
 # ---- checking ------------------------------------------------------------------------------------
-def check(requirements: Iterable[Requirement], values: Mapping[str, float | None]) -> tuple[Outcome, ...]:
+def check(requirements: Iterable[Requirement], values: Mapping[str, float | None], *,
+          reviewed_end: bool = False) -> tuple[Outcome, ...]:
     """Each requirement checked against ``values`` (:func:`figures`, or any mapping of
-    key -> number). A value that is None or NaN, or a key absent from ``values``, fails."""
-    return tuple(_check_one(requirement, values) for requirement in requirements)
+    key -> number). A value that is None or NaN, or a key absent from ``values``, fails.
+    ``reviewed_end`` (the audit's gate): a reviewed figure named without its end is read
+    at the end of its interval hardest to meet (``_low`` for ``>=``, ``_high`` for ``<=``)."""
+    return tuple(_check_one(requirement, values, reviewed_end) for requirement in requirements)
 
 
-def _check_one(requirement: Requirement, values: Mapping[str, float | None]) -> Outcome:
+def _interval_end(requirement: Requirement, values: Mapping[str, float | None]) -> str | None:
+    """The key of the end of a reviewed figure's interval that is hardest for ``requirement``
+    to meet; None when its key is not a reviewed figure with an interval."""
+    key = requirement.key
+    if key.split(".")[1:2] != ["reviewed"] or f"{key}_low" not in values or f"{key}_high" not in values:
+        return None
+    return f"{key}_low" if requirement.operator is Operator.AT_LEAST else f"{key}_high"
+
+
+def _check_one(requirement: Requirement, values: Mapping[str, float | None], reviewed_end: bool = False) -> Outcome:
     key, op, threshold = requirement.key, requirement.operator, requirement.threshold
     wanted = f"required {op.value} {_number(threshold)}"
+    shown = key
+    end = _interval_end(requirement, values) if reviewed_end else None
+    if end is not None:  # the audit's gate: no judgement yet, so the end hardest to meet
+        shown = (f"{key} (at its interval's {end.rsplit('_', 1)[1]} end, {end}: the audit reads it before anyone "
+                 "reviewed the findings; `textrobust gate` reads the reviewed value after `textrobust review`)")
+        key = end
     if key not in values:
         parents = [".".join(key.split(".")[:i]) for i in range(1, key.count(".") + 1)]
         if any(p in values and values[p] is None for p in parents):
@@ -268,7 +303,7 @@ def _check_one(requirement: Requirement, values: Mapping[str, float | None]) -> 
         note = f"passed by {_number(margin)}" if margin > 0 else "met exactly"
     else:
         note = f"{'short' if op is Operator.AT_LEAST else 'over'} by {_number(-margin)}"
-    return Outcome(requirement, value, passed, f"{key} = {_number(value)}, {wanted} ({note})")
+    return Outcome(requirement, value, passed, f"{shown} = {_number(value)}, {wanted} ({note})")
 
 
 def _number(value: float) -> str:

@@ -14,7 +14,9 @@ unknown key or section, or a folder given as the file is a usage error naming th
 the file. ``--require 'attack.accuracy_under_attack>=0.30'`` (repeatable, or ``require`` in
 ``[run]``) makes the audit a CI gate: the keys are checked before the run, the figures after
 it, exit 3 when one misses (``--junit FILE`` writes the checks as JUnit XML); ``textrobust
-gate RUN_DIR`` checks a finished run (:mod:`textrobust.cli.gate`).
+gate RUN_DIR`` checks a finished run (:mod:`textrobust.cli.gate`). A reviewed figure
+(``attack.reviewed.accuracy_under_attack``) is read at the end of its interval hardest to
+meet, since nobody has reviewed the findings yet (:mod:`textrobust.audit.requirements`).
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def audit_cmd(
     junit: o.Junit = None,
 ) -> None:
     """Audit a victim: every chosen analysis into one store and one report.html."""
-    from textrobust.audit.requirements import check_keys, declared_figures
+    from textrobust.audit.requirements import check_keys, declared_figures, reviewed_figure_keys
     from textrobust.cli.gate import apply_gate, parse_require
     from textrobust.cli.running import _given, run_analyses
 
@@ -104,8 +106,9 @@ def audit_cmd(
         subject = ("The '--require' option" if _given(ctx, "require") or config is None
                    else f"The key 'require' in [run] of {config}")
         requirements = parse_require(ctx.params.get("require"), subject)
-        check_keys(requirements, *declared_figures(chosen), where=f"the analyses run ({', '.join(chosen)})",
-                   subject=subject)
+        keys, prefixes = declared_figures(chosen)  # and textrobust review's figures, read at their hardest end
+        check_keys(requirements, keys | reviewed_figure_keys(chosen), prefixes,
+                   where=f"the analyses run ({', '.join(chosen)})", subject=subject)
         if ctx.params.get("junit") is not None:  # its folder must exist: said now, not after the run
             from textrobust.audit.requirements import check_junit_target
 
@@ -122,5 +125,5 @@ def audit_cmd(
     result = run_analyses(ctx, chosen, title=file_config.get("run", {}).get("title"),
                           profile=(profile or Profile.QUICK).value, overview=True, verbose=verbose)
     gate_junit = ctx.params.get("junit")
-    apply_gate(result.out, requirements, Path(gate_junit) if gate_junit is not None else None)
+    apply_gate(result.out, requirements, Path(gate_junit) if gate_junit is not None else None, reviewed_end=True)
 

@@ -63,9 +63,12 @@ def parse_require(values: Iterable[str] | None, subject: str = "The '--require' 
     return parse_requirements(values or (), subject)
 
 
-def apply_gate(run_dir: Path, requirements: Sequence[Requirement], junit: Path | None) -> None:
+def apply_gate(run_dir: Path, requirements: Sequence[Requirement], junit: Path | None, *,
+               reviewed_end: bool = False) -> None:
     """Check ``requirements`` against the summary.json of ``run_dir``: print each outcome,
-    write ``junit`` when given, exit 3 when one failed (2 for a key the run has not)."""
+    write ``junit`` when given, exit 3 when one failed (2 for a key the run has not).
+    ``reviewed_end`` (the audit's own gate): a reviewed figure is read at the end of its
+    interval hardest to meet (:func:`textrobust.audit.requirements.check`)."""
     from textrobust.audit import requirements as req
 
     if not requirements:
@@ -73,7 +76,7 @@ def apply_gate(run_dir: Path, requirements: Sequence[Requirement], junit: Path |
     try:
         values = req.load_figures(run_dir)
         req.check_keys(requirements, *req.summary_keys(values), where=f"the run in {run_dir}")
-        outcomes = req.check(requirements, values)
+        outcomes = req.check(requirements, values, reviewed_end=reviewed_end)
         if junit is not None:
             req.write_junit(outcomes, junit)
     except TextRobustError as exc:

@@ -153,7 +153,7 @@ def _table(table: Mapping[str, Any]) -> dict[str, Any]:
 def _reviewed(section: Mapping[str, Any]) -> dict[str, Any] | None:
     """The reviewed figures of a section (``textrobust review``, issue 40) beside the
     automatic ones of its headline; None for a section without findings."""
-    from textrobust.report.reviewed import FIGURES
+    from textrobust.report.reviewed import FIGURES, review_rule
 
     block = section.get("reviewed")
     if not block or not block.get("findings"):
@@ -171,7 +171,8 @@ def _reviewed(section: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"rows": rows, "findings": block["findings"], "judged": block["judged"],
             "confirmed": block["confirmed"], "rejected": block["rejected"], "disputed": block["disputed"],
             "share": format_value(block.get("reviewed_share"), "%"),
-            "reviewers": ", ".join(block.get("reviewers") or []) or "none yet", "agreement": agreement}
+            "reviewers": ", ".join(block.get("reviewers") or []) or "none yet", "agreement": agreement,
+            "rule": review_rule(section["name"], block)}
 
 
 def _svg_uri(svg: str) -> str:

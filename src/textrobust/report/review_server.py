@@ -50,7 +50,9 @@ def _finding_view(finding: Finding, index: int) -> dict[str, Any]:
     first = {s.position for s in finding.swaps if s.kind != "patch"}
     patch = {s.position for s in finding.swaps if s.kind == "patch"}
     labels = {"second-order finding": ("x0, the test sentence", "its natural neighbour x~0 (words the fill-in changed "
-                                                                  "marked)")}
+                                                                  "marked)"),
+              "PR misclassified sample": ("original (classified right)",
+                                          "a misclassified text drawn from its perturbation space (each swap marked)")}
     before, after = labels.get(finding.kind, ("original", "perturbed (each swap marked)"))
     question = ("Valid when the neighbour reads as a sentence a person could write and the patch keeps its meaning "
                 "(so the flip is a real second-order failure)." if finding.kind == "second-order finding" else

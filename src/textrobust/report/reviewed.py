@@ -14,12 +14,28 @@ judgement (:mod:`textrobust.validity.reviews`); this module turns the judgements
 - second order: the success rate over the confirmed findings (``success_rate``, the low
   end), up to every unreviewed one being real (``success_rate_high``);
 - radius: the share of attacked examples falsified at ``r = 1`` by a confirmed adversarial
-  example, with the same interval.
+  example, with the same interval;
+- PR: the share of scored examples *falsified* (a misclassified text of ``Omega_r`` is
+  known) counting only the examples with a confirmed sample (``falsified_share``, the low
+  end), up to every example whose kept samples are not all rejected
+  (``falsified_share_high``). The rule, and why: the PR analysis keeps the first few
+  misclassified texts it drew for each example (``keep``, default 3; Yang et al. 2022,
+  equations 6-9, count every one of them as a failure). One of them confirmed (its swaps
+  keep the meaning) is a real counter-example, so the example is falsified. An example
+  whose every kept sample was rejected has *no confirmed counter-example among those
+  kept*, and counts as not falsified here, as a rejected attack flip does; but that does
+  not make it robust: the kept samples are a few of its misclassified draws, and any
+  other may keep the meaning. ``unsettled`` counts those examples (every kept sample
+  rejected, more misclassified draws than kept); ``unstored`` the falsified examples
+  with no sample to read (a run written before the samples were kept, or ``keep = 0``),
+  which count as open (in the high end). PR_hat itself is not recomputed: a few read
+  samples per example cannot re-estimate the share of ``Omega_r`` that keeps both the
+  meaning and the label, so mean PR and the share above the threshold stay automatic.
 
 Every reviewed block also counts the findings, how many were judged, confirmed, rejected,
-disputed, the reviewed share, and the reviewers' agreement. The radius finding of an
-example is its smallest known adversarial example (the one its upper bound and
-``falsified_r1`` rest on); PR stores no adversarial text, so it has no findings.
+disputed, the reviewed share, and the reviewers' agreement (PR: over the samples, each a
+finding). The radius finding of an example is its smallest known adversarial example (the
+one its upper bound and ``falsified_r1`` rest on).
 """
 
 from __future__ import annotations
@@ -32,8 +48,8 @@ from typing import Any
 from textrobust.validity.reviews import Agreement, Finding, ReviewLog, Status, Swap, agreement, statuses
 from textrobust.text import Text
 
-__all__ = ["FIGURES", "ReviewState", "RunFindings", "findings", "load_reviews", "reviewed_figures", "reviewed_keys",
-           "reviewed_point", "run_findings"]
+__all__ = ["FIGURES", "ReviewState", "RunFindings", "findings", "load_reviews", "review_rule", "reviewed_figures",
+           "reviewed_keys", "reviewed_point", "run_findings"]
 
 #: Per analysis with findings: the automatic figures that get a reviewed twin
 #: (summary field, label, format).
@@ -42,9 +58,26 @@ FIGURES: dict[str, tuple[tuple[str, str, str], ...]] = {
                ("success_rate", "attack success rate", "%")),
     "second-order": (("success_rate", "second-order success rate", "%"),),
     "radius": (("falsified_r1", "falsified at r = 1 (one word flips it)", "%"),),
+    # the label is the PR section's headline (textrobust.analyses.radius.analysis.FALSIFIED_LABEL)
+    "pr": (("falsified_share", "falsified (a misclassified text found in Omega_r)", "%"),),
 }
 _COUNTS = ("findings", "judged", "confirmed", "rejected", "disputed", "unreviewed", "reviewed_share",
            "agreement", "agreement_items", "kappa")
+#: Counts of one analysis's reviewed block beyond :data:`_COUNTS` (PR: by example).
+_EXTRA: dict[str, tuple[str, ...]] = {"pr": ("examples_confirmed", "examples_rejected", "unsettled", "unstored")}
+
+def review_rule(analysis: str, block: Mapping[str, Any]) -> str | None:
+    """How ``analysis``'s reviewed figure follows the judgements, as the report says it
+    beside the rule every section shares (only confirmed findings count); None when that
+    rule says it all."""
+    if analysis != "pr":
+        return None
+    return ("PR: each kept misclassified sample is a finding. An example counts as falsified when one of its "
+            "samples is confirmed; one whose every kept sample was rejected has no confirmed counter-example "
+            "among those kept, which does not make it robust: they are the first few of its misclassified draws "
+            f"({block.get('unsettled', 0)} such example(s) had more draws than were kept). Falsified examples "
+            f"with no sample kept count as open ({block.get('unstored', 0)}). Mean PR is not recomputed from a "
+            "few read samples.")
 
 
 def reviewed_keys(analysis: str) -> tuple[str, ...]:
@@ -53,7 +86,7 @@ def reviewed_keys(analysis: str) -> tuple[str, ...]:
     if analysis not in FIGURES:
         return ()
     figures = [f"{name}{end}" for name, _, _ in FIGURES[analysis] for end in ("", "_low", "_high")]
-    return (*_COUNTS, *figures)
+    return (*_COUNTS, *_EXTRA.get(analysis, ()), *figures)
 
 
 # ---- findings -------------------------------------------------------------------------------------
@@ -82,30 +115,28 @@ def _swaps(original: Text, changed: Text, kind: str) -> tuple[Swap, ...]:
 def findings(analysis: str, run_id: str, records: Sequence[Any], label_names: Sequence[str]) -> list[Finding]:
     """The findings of one stored run of ``analysis`` (its typed records), in record order;
     none for an analysis without findings."""
-    build = {"attack": _attack, "second-order": _second_order, "radius": _radius}.get(analysis)
+    build = {"attack": _attack, "second-order": _second_order, "radius": _radius, "pr": _pr}.get(analysis)
     if build is None:
         return []
-    out = []
+    out: list[Finding] = []
     for record in records:
-        found = build(analysis, run_id, record, label_names)
-        if found is not None:
-            out.append(found)
+        out += build(analysis, run_id, record, label_names)
     return out
 
 
-def _attack(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> Finding | None:
+def _attack(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[Finding]:
     from textrobust.attack.results import Status as AttackStatus
 
     r = record.result
     if r.status is not AttackStatus.SUCCEEDED or r.perturbed is None:
-        return None
+        return []
     lines = (("label", _name(names, r.label)),
              ("prediction", f"{_name(names, r.original_prediction)} -> {_name(names, r.perturbed_prediction)}"),
              ("probabilities before", _probabilities(names, r.original_probabilities)),
              ("probabilities after", _probabilities(names, r.perturbed_probabilities)),
              *_evidence(r.extras.get("evidence") or []))
-    return Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "first-order attack", r.original,
-                   r.perturbed, _swaps(r.original, r.perturbed, "substitution"), lines)
+    return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "first-order attack", r.original,
+                    r.perturbed, _swaps(r.original, r.perturbed, "substitution"), lines)]
 
 
 def _number(value: Any) -> str:
@@ -120,12 +151,12 @@ def _evidence(rows: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
                   f"verdict {'kept' if e.get('kept') else e.get('reason')}") for e in rows)
 
 
-def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> Finding | None:
+def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[Finding]:
     from textrobust.attack.results import Status as AttackStatus
 
     r = record.result
     if r.status is not AttackStatus.SUCCEEDED or r.patch is None:
-        return None
+        return []
     patched = r.patch.apply(r.vulnerable)
     at = r.patch.position  # the words as they stand in the neighbour (the patch matches their case)
     swaps = (*_swaps(r.original, r.vulnerable, "neighbour"), Swap(at, r.vulnerable.words[at], patched.words[at], "patch"))
@@ -136,14 +167,14 @@ def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str])
              ("neighbour with the patch", _probabilities(names, r.vulnerable_patched_probabilities)),
              ("prediction", f"{_name(names, _argmax(r.vulnerable_probabilities))} -> "
                             f"{_name(names, _argmax(r.vulnerable_patched_probabilities))}"))
-    return Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "second-order finding",
-                   r.original, r.vulnerable, swaps, lines, patched)
+    return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "second-order finding",
+                    r.original, r.vulnerable, swaps, lines, patched)]
 
 
-def _radius(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> Finding | None:
+def _radius(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[Finding]:
     r = record.result
     if not r.attacked:
-        return None
+        return []
     found: list[tuple[int, str, Text]] = []
     for method, outcome in (r.methods or {}).items():
         if outcome.success and outcome.perturbed is not None:
@@ -152,11 +183,41 @@ def _radius(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> Fi
         if proof.adversarial is not None:
             found.append((r.text.l0(proof.adversarial), "prover", proof.adversarial))
     if not found:
-        return None
+        return []
     l0, method, text = min(found, key=lambda item: (item[0], item[1]))
     lines = (("label", _name(names, r.label)), ("found by", method), ("words changed", str(l0)))
-    return Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "radius adversarial example",
-                   r.text, text, _swaps(r.text, text, "substitution"), lines)
+    return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "radius adversarial example",
+                    r.text, text, _swaps(r.text, text, "substitution"), lines)]
+
+
+def _pr(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[Finding]:
+    """The kept misclassified samples of one PR example, one finding each (item
+    ``pr/EXAMPLE_ID/K``, K from 1); none for a result stored before they were kept."""
+    r = record.result
+    e = r.estimate
+    if r.skipped or e is None or r.text is None or not e.samples:
+        return []
+    wrong = e.evaluated - e.robust
+    how = "enumerated (Omega_r is small: PR is exact)" if e.exact else "drawn uniformly from Omega_r"
+    label = _name(names, r.label)
+    before = f"{r.probabilities[r.label]:.3f}" if 0 <= r.label < len(r.probabilities) else "n/a"
+    out = []
+    for k, sample in enumerate(e.samples, 1):
+        probs = sample.probabilities
+        after = f"{probs[r.label]:.3f}" if 0 <= r.label < len(probs) else "n/a"
+        lines = (("label", label),
+                 ("prediction", f"{_name(names, r.predicted)} -> {_name(names, _argmax(probs))}"),
+                 (f"probability of the label ({label})", f"{before} -> {after}"),
+                 ("probabilities before", _probabilities(names, r.probabilities)),
+                 ("probabilities after", _probabilities(names, probs)),
+                 ("sample", f"misclassified sample {k} of the {len(e.samples)} kept: text {sample.draw + 1:,} of "
+                            f"{e.evaluated:,} {how}, {wrong:,} of them misclassified"),
+                 ("PR of the example", f"{e.pr:.3f}" + ("" if e.exact else f" (interval {e.low:.3f} .. {e.high:.3f})")
+                  + f", r = {e.radius} word(s)"))
+        swaps = tuple(Swap(s.position, s.word, s.substitute, "substitution") for s in sample.swaps)
+        out.append(Finding(f"{analysis}/{r.example_id}/{k}", analysis, run_id, r.example_id, "PR misclassified sample",
+                           r.text, sample.text(r.text), swaps, lines, among=wrong))
+    return out
 
 
 # ---- judgements ----------------------------------------------------------------------------------
@@ -193,7 +254,8 @@ def _share(count: int, total: int) -> float:
 def reviewed_figures(analysis: str, summary: Any, found: Sequence[Finding], state: ReviewState) -> dict[str, Any] | None:
     """The reviewed block of one analysis (None for an analysis without findings): the
     counts, the reviewers' agreement, and each figure of :data:`FIGURES` as the
-    confirmed-only value with its interval (``_low`` .. ``_high``)."""
+    confirmed-only value with its interval (``_low`` .. ``_high``); PR's by example
+    (:func:`_pr_figures`)."""
     if analysis not in FIGURES:
         return None
     items = [f.item for f in found]
@@ -219,13 +281,39 @@ def reviewed_figures(analysis: str, summary: Any, found: Sequence[Finding], stat
         attacked = summary.succeeded + summary.failed
         out.update(_interval("success_rate", _share(confirmed, attacked), _share(confirmed, attacked),
                              _share(confirmed + open_, attacked)))
-    else:  # radius: examples falsified at r = 1 by a confirmed example of one word
+    elif analysis == "radius":  # examples falsified at r = 1 by a confirmed example of one word
         one = [f for f in found if len(f.swaps) <= 1]
         sure = sum(state.of(f.item) is Status.CONFIRMED for f in one)
         maybe = sum(state.of(f.item) in (Status.DISPUTED, Status.UNREVIEWED) for f in one)
         out.update(_interval("falsified_r1", _share(sure, summary.attacked), _share(sure, summary.attacked),
                              _share(sure + maybe, summary.attacked)))
+    else:
+        out.update(_pr_figures(summary, found, state))
     return out
+
+
+def _pr_figures(summary: Any, found: Sequence[Finding], state: ReviewState) -> dict[str, Any]:
+    """PR's reviewed figure by example (the rule is the module docstring's): confirmed
+    when one kept sample is, open while one is unreviewed or disputed (or none was kept),
+    not falsified when every kept sample was rejected."""
+    by_example: dict[str, list[Finding]] = {}
+    for finding in found:
+        by_example.setdefault(finding.example_id, []).append(finding)
+    sure = open_ = rejected = unsettled = 0
+    for samples in by_example.values():
+        said = [state.of(f.item) for f in samples]
+        if Status.CONFIRMED in said:
+            sure += 1
+        elif Status.UNREVIEWED in said or Status.DISPUTED in said:
+            open_ += 1
+        else:
+            rejected += 1
+            unsettled += int(samples[0].among > len(samples))  # misclassified draws nobody read
+    scored = summary.pr.scored
+    unstored = max(summary.pr.falsified - len(by_example), 0)  # falsified, but no sample kept to read
+    return {"examples_confirmed": sure, "examples_rejected": rejected, "unsettled": unsettled, "unstored": unstored,
+            **_interval("falsified_share", _share(sure, scored), _share(sure, scored),
+                        _share(sure + open_ + unstored, scored))}
 
 
 def _interval(name: str, value: float, low: float, high: float) -> dict[str, float]:

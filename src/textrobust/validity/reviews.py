@@ -98,11 +98,15 @@ class Swap:
 class Finding:
     """One finding a headline figure rests on, as the review page shows it.
 
-    ``item`` is ``ANALYSIS/EXAMPLE_ID`` (unique in a run); ``original`` -> ``perturbed``
-    is the change found (first order: the attacked text and its adversarial version;
-    second order: ``x0`` and its vulnerable neighbour, with ``patched`` the neighbour
-    after the patch; radius: the text and its smallest known adversarial example);
-    ``lines`` are (label, text) facts shown beside it (predictions, probabilities)."""
+    ``item`` is ``ANALYSIS/EXAMPLE_ID`` (unique in a run; ``pr/EXAMPLE_ID/K`` for the K-th
+    kept sample of an example); ``original`` -> ``perturbed`` is the change found (first
+    order: the attacked text and its adversarial version; second order: ``x0`` and its
+    vulnerable neighbour, with ``patched`` the neighbour after the patch; radius: the text
+    and its smallest known adversarial example; PR: the text and one misclassified text
+    drawn from ``Omega_r``); ``lines`` are (label, text) facts shown beside it
+    (predictions, probabilities); ``among``: how many findings of its kind its example
+    had, of which the run kept this one and a few others (PR: the misclassified draws;
+    1 elsewhere)."""
 
     item: str
     analysis: str
@@ -114,6 +118,7 @@ class Finding:
     swaps: tuple[Swap, ...]
     lines: tuple[tuple[str, str], ...] = ()
     patched: Text | None = None
+    among: int = 1
 
     def substitutions(self) -> list[tuple[Text, Swap]]:
         """The synonym swaps a judgement labels, each with the sentence it is read in (the

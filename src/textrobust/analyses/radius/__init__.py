@@ -59,7 +59,8 @@ from textrobust.analyses.radius.method import (
 from textrobust.attack.cap import ModificationCap, modification_cap
 from textrobust.attack.searches.pdp import PDPConfig, PseudoDynamicProgramming
 from textrobust.analyses.radius.settings import METHODS, PRMetricSettings, RadiusBoundsSettings
-from textrobust.analyses.radius.pr import PRConfig, PREstimate, estimate_pr, hoeffding_epsilon, hoeffding_samples, pr_radius
+from textrobust.analyses.radius.pr import (PRConfig, PREstimate, PRSample, PRSwap, estimate_pr, hoeffding_epsilon,
+                                        hoeffding_samples, pr_radius)
 from textrobust.attack.searches.exhaustive import (
     ExhaustiveProver,
     ExhaustiveSearch,
@@ -93,7 +94,9 @@ __all__ = [
     "PREstimate",
     "PRMetricSettings",
     "PRResult",
+    "PRSample",
     "PRStats",
+    "PRSwap",
     "PerturbationSpace",
     "Proof",
     "ProverConfig",

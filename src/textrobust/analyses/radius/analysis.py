@@ -59,7 +59,7 @@ from textrobust.sections import Section
 from textrobust.validity.overrides import UserLabels
 from textrobust.victims.protocol import BatchedVictim, Victim
 
-__all__ = ["PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
+__all__ = ["FALSIFIED_LABEL", "PRMetricAnalysis", "PRMetricSettings", "PRRecord", "PRSummary", "RadiusBoundsAnalysis",
            "RadiusBoundsSettings", "RadiusRecord", "RadiusSummary"]
 
 _PAPER = ("Yang, Huang, Ma, Cao, Zhang, Zhang and Li 2022, \"Quantifying Robustness to Adversarial Word "
@@ -382,15 +382,21 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
         from textrobust.analyses.sections import with_substitutes
 
         s = self.settings
-        return with_substitutes(pr_section(summary, [r.result for r in records], s.fraction), s.candidates,
-                                PAPER_SOURCE)
+        return with_substitutes(pr_section(summary, [r.result for r in records], s.fraction, label_names),
+                                s.candidates, PAPER_SOURCE)
 
 
-def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> Section:
+#: The headline of PR's falsified share (``textrobust review`` puts its reviewed twin beside it).
+FALSIFIED_LABEL = "falsified (a misclassified text found in Omega_r)"
+
+
+def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float,
+               label_names: Sequence[str] = ()) -> Section:
     """The report section of the PR metric; every figure states the eps that the sample
-    size actually guarantees (not the requested one)."""
+    size actually guarantees (not the requested one). The examples are the first kept
+    misclassified sample of each falsified example (the first 12)."""
     from textrobust.analyses.figures import violin_chart
-    from textrobust.analyses.sections import figure, headline, table
+    from textrobust.analyses.sections import example_row, figure, headline, table
 
     p = s.pr
     all_exact = p.scored > 0 and p.exact == p.scored  # every Omega_r enumerated: no sampling error
@@ -401,7 +407,11 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> Se
                       "(Omega_r) that keep the label; mean over the examples"),
              headline("median PR", p.quantiles.get("median", math.nan), "%", "half of the examples have a higher PR"),
              headline(f"share with PR > {p.threshold:g}", p.share_above_threshold, "%",
-                      f"share of the examples where more than {p.threshold:.0%} of Omega_r keeps the label")]
+                      f"share of the examples where more than {p.threshold:.0%} of Omega_r keeps the label"),
+             headline(FALSIFIED_LABEL, p.falsified_share, "%",
+                      "share of the examples with at least one text drawn from Omega_r that is misclassified; "
+                      "the first few of them are kept for `textrobust review`, whose judgements say which keep "
+                      "the meaning")]
     if all_exact:
         heads.append(headline("PR computed exactly on every example", "exact", "text",
                               "each Omega_r was small enough to check every text in it: no sampling error, "
@@ -428,6 +438,19 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> Se
             f"PR_hat: the share of N = {s.samples:,} texts drawn from Omega_r that keep the label (exact for small "
             "spaces)" + ("; every example here was computed exactly." if all_exact else
                          f"; within eps = {s.epsilon:.3f} of PR with probability {1 - s.delta:.1%}.")))
+    examples = []
+    for r in results:
+        if r.text is None or r.estimate is None or not r.estimate.samples:
+            continue  # a result stored before the samples were kept has none
+        first = r.estimate.samples[0]
+        probs = first.probabilities
+        after = max(range(len(probs)), key=probs.__getitem__) if probs else None
+        note = (f"sample {first.draw + 1} of {r.estimate.evaluated:,} drawn; {r.estimate.evaluated - r.estimate.robust:,} "
+                f"misclassified; PR_hat {r.estimate.pr:.3f}")
+        examples.append(example_row(r.example_id, "misclassified sample", label_names, r.label, r.text,
+                                    first.text(r.text), r.predicted, after, note))
+        if len(examples) >= 12:
+            break
     # risk: 1 - mean PR, the expected share of Omega_r that is misclassified: the chance that
     # a random substitution of r words flips a correctly classified example.
     risk = None if math.isnan(p.mean_pr) else 1.0 - p.mean_pr
@@ -439,4 +462,4 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float) -> Se
                                  note="N: texts sampled from Omega_r per example; eps: the sampling error N "
                                       "guarantees with probability 1 - delta; an example whose Omega_r holds "
                                       "at most N texts is computed exactly; r: words that may be replaced.")],
-                   figures, risk=risk, point=point)
+                   figures, examples, risk=risk, point=point)

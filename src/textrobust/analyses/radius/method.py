@@ -249,7 +249,10 @@ class RadiusResult:
 @dataclass(frozen=True)
 class PRResult:
     """PR of one example: skipped when misclassified, else ``m`` = ``|P|`` and the estimate;
-    ``queries``: texts sent to the victim (the prediction and the samples)."""
+    ``queries``: texts sent to the victim (the prediction and the samples); ``text`` and
+    ``probabilities``: the example and the victim's probabilities for it, which the
+    estimate's kept samples are read against (None and empty in results stored before
+    they were kept)."""
 
     example_id: str
     label: int
@@ -258,6 +261,13 @@ class PRResult:
     queries: int
     m: int | None = None
     estimate: PREstimate | None = None
+    text: Text | None = None
+    probabilities: tuple[float, ...] = ()
+
+    @property
+    def falsified(self) -> bool:
+        """Whether a misclassified text of ``Omega_r`` was drawn (or enumerated): PR_hat < 1."""
+        return self.estimate is not None and self.estimate.robust < self.estimate.evaluated
 
     @property
     def correct(self) -> bool:
@@ -465,14 +475,16 @@ class PRAnalysis:
         s = self.settings
         x, label = example.text, example.label
         layer = QueryLayer(self.victim, batch_size=s.batch_size, cache_size=self.cache_size)
-        predicted = int(layer.probabilities([x])[0].argmax())
+        probabilities = layer.probabilities([x])[0]
+        predicted = int(probabilities.argmax())
         words = len(x.modifiable)
         if predicted != label:
             return PRResult(example.id, label, words, predicted, layer.queries)
         space = build_space(x, self.source)
         goal = UntargetedClassification(layer, label)
         estimate = estimate_pr(space, goal.evaluate, space_rng(self.seed, x), s.pr_config(), ids=WordIdPath.of(goal))
-        return PRResult(example.id, label, words, predicted, layer.queries, space.m, estimate)
+        return PRResult(example.id, label, words, predicted, layer.queries, space.m, estimate, x,
+                        tuple(float(v) for v in probabilities))
 
 
 # ---- pure tables ----------------------------------------------------------------------------------
@@ -757,7 +769,8 @@ def throughput_summary(results: Sequence[RadiusResult]) -> Throughput:
 @dataclass(frozen=True)
 class PRStats:
     """PR over the examples (see :func:`pr_summary`); ``quantiles``: min, q25, median,
-    q75, max."""
+    q75, max; ``falsified``: the scored examples with a misclassified text drawn from
+    ``Omega_r`` (PR_hat < 1), ``falsified_share`` their share."""
 
     scored: int
     skipped: int
@@ -769,6 +782,8 @@ class PRStats:
     exact: int
     mean_radius: float
     mean_seconds: float
+    falsified: int
+    falsified_share: float
 
 
 def pr_summary(results: Sequence[PRResult], threshold: float = 0.9) -> PRStats:
@@ -779,6 +794,7 @@ def pr_summary(results: Sequence[PRResult], threshold: float = 0.9) -> PRStats:
     n = len(values)
     quart = np.quantile(values, [0.0, 0.25, 0.5, 0.75, 1.0]).tolist() if n else [math.nan] * 5
     above = sum(1 for v in values if v > threshold)
+    falsified = sum(1 for r in results if not r.skipped and r.falsified)
     return PRStats(
         scored=n,
         skipped=sum(1 for r in results if r.skipped),
@@ -790,6 +806,8 @@ def pr_summary(results: Sequence[PRResult], threshold: float = 0.9) -> PRStats:
         exact=sum(1 for e in estimates if e.exact),
         mean_radius=_mean([e.radius for e in estimates]),
         mean_seconds=_mean([e.seconds for e in estimates]),
+        falsified=falsified,
+        falsified_share=falsified / n if n else math.nan,
     )
 
 

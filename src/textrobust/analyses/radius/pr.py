@@ -20,7 +20,11 @@ Additions: when ``|Omega_r|`` is at most ``exact_limit`` (default: the sample si
 space is enumerated and PR computed exactly (the interval then has width 0, and it costs
 fewer queries than sampling); the reported interval ``[PR_hat - eps_N, PR_hat + eps_N]``
 (clipped to [0, 1]) uses the ``eps_N`` that Hoeffding gives for the ``N`` actually drawn,
-at confidence ``1 - delta``.
+at confidence ``1 - delta``; the first ``keep`` misclassified texts (default 3, in the order
+they were drawn, or enumerated when exact) are kept with the estimate (:class:`PRSample`:
+their swaps and the victim's probabilities), so that a person can read them (``textrobust
+review``): PR_hat counts every misclassified draw as a failure, whether or not its
+substitutions keep the meaning.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -43,7 +48,7 @@ from textrobust.attack.searches.exhaustive import WordIdPath
 from textrobust.attack.space import PerturbationSpace
 from textrobust.text import Text
 
-__all__ = ["PRConfig", "PREstimate", "estimate_pr", "hoeffding_epsilon", "hoeffding_samples", "pr_radius"]
+__all__ = ["PRConfig", "PREstimate", "PRSample", "PRSwap", "estimate_pr", "hoeffding_epsilon", "hoeffding_samples", "pr_radius"]
 
 Evaluate = Callable[[Sequence[Text]], Evaluation]
 
@@ -84,7 +89,8 @@ class PRConfig(Config):
     ``epsilon``/``delta``: the guarantee; ``samples``: N (None: the smallest N Hoeffding
     allows, :func:`hoeffding_samples`); ``fraction``: r as a share of the length;
     ``exact_limit``: enumerate spaces up to this size (None: the sample size; 0: never);
-    ``batch_size``: texts per ``evaluate`` call.
+    ``batch_size``: texts per ``evaluate`` call; ``keep``: misclassified texts kept per
+    estimate, the first drawn (0: none).
     """
 
     epsilon: float = Field(default=0.025, gt=0.0, lt=1.0)
@@ -93,6 +99,7 @@ class PRConfig(Config):
     fraction: float = Field(default=0.25, gt=0.0, le=1.0)
     exact_limit: int | None = Field(default=None, ge=0)
     batch_size: int = Field(default=1024, ge=1)
+    keep: int = Field(default=3, ge=0, le=100)
 
     def sample_size(self) -> int:
         return self.samples if self.samples is not None else hoeffding_samples(self.epsilon, self.delta)
@@ -109,10 +116,42 @@ class PRConfig(Config):
 
 
 @dataclass(frozen=True)
+class PRSwap:
+    """One substituted word of a sample: ``word`` at ``position`` of the original replaced
+    by ``substitute``."""
+
+    position: int
+    word: str
+    substitute: str
+
+
+@dataclass(frozen=True)
+class PRSample:
+    """One misclassified text of ``Omega_r``: ``draw`` (its place among the texts evaluated,
+    from 0), its ``swaps`` and the victim's ``probabilities`` for it (empty when the
+    evaluation gave none). The text itself is :meth:`text` of the original."""
+
+    draw: int
+    swaps: tuple[PRSwap, ...]
+    probabilities: tuple[float, ...] = ()
+
+    def text(self, original: Text) -> Text:
+        """The sample: ``original`` with the swaps applied."""
+        return original.replace({s.position: s.substitute for s in self.swaps}) if self.swaps else original
+
+
+def _sample(original: Text, text: Text, draw: int, outputs: Any, row: int) -> PRSample:
+    swaps = tuple(PRSwap(p, original.words[p], text.words[p]) for p in original.diff(text))
+    probabilities = () if outputs is None else tuple(float(v) for v in np.asarray(outputs)[row])
+    return PRSample(draw, swaps, probabilities)
+
+
+@dataclass(frozen=True)
 class PREstimate:
     """PR for one text: ``pr`` (PR_hat, or the exact PR when ``exact``), its interval
     ``[low, high]`` at confidence ``1 - delta`` (width 0 when exact), the radius, the
-    space size, the texts evaluated and how many kept the label."""
+    space size, the texts evaluated and how many kept the label; ``samples``: the first
+    misclassified texts (at most ``keep``; none in estimates stored before they were kept)."""
 
     radius: int
     size: int
@@ -125,6 +164,7 @@ class PREstimate:
     delta: float
     exact: bool
     seconds: float
+    samples: tuple[PRSample, ...] = ()
 
 
 def estimate_pr(
@@ -141,7 +181,8 @@ def estimate_pr(
     ``evaluate`` is a goal's evaluate (success = adversarial: the text does not keep the
     label); ``rng`` (e.g. :func:`~textrobust.attack.space.space_rng`) draws the samples.
     ``ids`` (:meth:`~textrobust.attack.searches.exhaustive.WordIdPath.of` the goal) sends
-    the same texts as word-id rows: the same draws and the same estimate, faster.
+    the same texts as word-id rows: the same draws, the same estimate and the same kept
+    samples, faster.
     """
     config = config or PRConfig()
     started = time.perf_counter()
@@ -154,31 +195,44 @@ def estimate_pr(
     exact = size <= limit
     robust = evaluated = 0
     batch: list[Text] = []
+    kept: list[PRSample] = []
+    original = space.original
+
+    def keep(found: Evaluation, text_of: Callable[[int], Text]) -> None:
+        """Keep the first misclassified texts of a batch just judged (its first draw is
+        ``evaluated``), up to ``config.keep`` in all."""
+        if len(kept) < config.keep:
+            for row in np.flatnonzero(np.asarray(found.success, dtype=bool))[:config.keep - len(kept)]:
+                kept.append(_sample(original, text_of(int(row)), evaluated + int(row), found.outputs, int(row)))
 
     def flush() -> None:
         nonlocal robust, evaluated
         if batch:
             found = evaluate(batch)
+            keep(found, batch.__getitem__)
             robust += int(np.count_nonzero(~np.asarray(found.success, dtype=bool)))
             evaluated += len(batch)
             batch.clear()
 
-    if ids is not None and len(space.original) >= 1:
-        def count(found: Any) -> None:
+    if ids is not None and len(original) >= 1:
+        def count(found: Evaluation, text_of: Callable[[int], Text]) -> None:
             nonlocal robust, evaluated
+            keep(found, text_of)
             success = np.asarray(found.success, dtype=bool)
             robust += int(np.count_nonzero(~success))
             evaluated += len(success)
 
         if exact:
-            count(evaluate([space.original]))
+            count(evaluate([original]), lambda row: original)
             for k in range(1, r + 1):
-                for batch_ids, _ in ids.batches(space, k, space.positions, config.batch_size):
-                    count(ids.judge(ids.layer.probabilities_of_ids(batch_ids, distinct=True)))
+                for batch_ids, segments in ids.batches(space, k, space.positions, config.batch_size):
+                    count(ids.judge(ids.layer.probabilities_of_ids(batch_ids, distinct=True)),
+                          partial(ids.text, space, segments))
         else:
             for start in range(0, n, config.batch_size):
                 drawn = [space.unrank(rng.randrange(size), r) for _ in range(min(config.batch_size, n - start))]
-                count(ids.judge(ids.layer.probabilities_of_ids(ids.rows(space, drawn))))
+                count(ids.judge(ids.layer.probabilities_of_ids(ids.rows(space, drawn))),
+                      lambda row: space.text(drawn[row]))
     else:
         texts = space.ball(r) if exact else (space.text(space.unrank(rng.randrange(size), r)) for _ in range(n))
         for text in texts:
@@ -200,4 +254,5 @@ def estimate_pr(
         delta=config.delta,
         exact=exact,
         seconds=time.perf_counter() - started,
+        samples=tuple(kept),
     )

@@ -82,8 +82,9 @@ class RadiusBoundsSettings(Settings):
 class PRMetricSettings(Settings):
     """The PR metric: ``S(X, p)`` as for the radius, Hoeffding's guarantee (``epsilon``,
     ``delta``, ``samples``), the radius as a share of the length (``fraction``), what the
-    summary reports (``threshold``) and how the space is checked (``exact_limit``,
-    ``batch_size``). The sampler's seed is the run's
+    summary reports (``threshold``), how the space is checked (``exact_limit``,
+    ``batch_size``) and how many misclassified texts each example keeps for review
+    (``keep``). The sampler's seed is the run's
     (:class:`~textrobust.analyses.radius.method.PRAnalysis` takes it)."""
 
     n: int | None = Field(default=50, ge=0, description="Only the first n examples.")
@@ -106,9 +107,12 @@ class PRMetricSettings(Settings):
                                     description="Enumerate Omega_r exactly when it holds at most this many texts "
                                                 "(default: N, the sample size).")
     batch_size: int = Field(default=1024, ge=1, le=1_000_000, description="Texts per query-layer call.")
+    keep: int = Field(default=3, ge=0, le=100,
+                      description="Misclassified texts kept per example, the first drawn, with their swaps and "
+                                  "probabilities: the findings `textrobust review` shows (0: none).")
 
     def pr_config(self) -> PRConfig:
         """The configuration of PR's sampler (:func:`~textrobust.analyses.radius.pr.estimate_pr`):
         the fields of these settings it reads, under the same names."""
         return PRConfig(epsilon=self.epsilon, delta=self.delta, samples=self.samples, fraction=self.fraction,
-                        exact_limit=self.exact_limit, batch_size=self.batch_size)
+                        exact_limit=self.exact_limit, batch_size=self.batch_size, keep=self.keep)
