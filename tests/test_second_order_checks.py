@@ -15,6 +15,7 @@ from textrobust.analyses.second_order.checks import (
     SecondOrderChecks,
     boundary_distance,
     is_fragment_edit,
+    touches_stop_word,
 )
 from textrobust.attack.candidates.tagging import PosTag
 from textrobust.attack.results import Status
@@ -86,6 +87,25 @@ def test_fragment_filter_drops_them_from_the_neighbourhood() -> None:
     assert attack_with(checks).attack(Example("e", START, 1)).status is Status.SUCCEEDED
 
 
+def test_content_only_rejects_edits_of_stop_words_and_keeps_content_for_content() -> None:
+    # a reader's "broken" neighbour of the dev half: "before a single frame" -> "in a single frame"
+    stops = STOPS | {"before", "in", "very"}
+    assert touches_stop_word(["before", "a", "single", "frame"], 0, "in", stops)
+    assert touches_stop_word(["a", "fine", "film"], 1, "very", stops)  # content -> stop word
+    assert touches_stop_word(["a", "fine", "film"], 1, "--", stops)
+    assert not touches_stop_word(["a", "fine", "film"], 1, "good", stops)
+    hood = Neighbourhood(TableFillIn({0: [("one", 5.0)], 1: [("of", 5.0), ("great", 4.0)], 2: [("film", 5.0)]}))
+    source = FragmentFilter(hood.source(), STOPS, content_only=True)
+    found = source.candidates(Text.from_string("a good film"), [0, 1])
+    assert found[0] == [] and [s.word for s in found[1]] == ["great"] and source.dropped == 2
+    # the planted answer changes "a" into "one" (stop word for stop word): no longer a finding
+    plain = attack_with(SecondOrderChecks(no_fragments=True, stop_words=STOPS)).attack(Example("e", START, 1))
+    strict = attack_with(SecondOrderChecks(content_only=True, stop_words=STOPS)).attack(Example("e", START, 1))
+    assert plain.status is Status.SUCCEEDED and "one" in str(plain.vulnerable).split()
+    assert strict.status is Status.FAILED and strict.extras["fragments_dropped"] >= 1
+    assert SecondOrderChecks(content_only=True).active
+
+
 def test_pos_in_context_rejects_a_changed_part_of_speech() -> None:
     def tagger(text: Text) -> list[PosTag]:
         return [PosTag("NN", "NUM") if w == "one" else PosTag("DT", "DET") if w in ("a", "the") else PosTag("JJ", "ADJ")
@@ -103,9 +123,10 @@ def test_pos_in_context_rejects_a_changed_part_of_speech() -> None:
 
 def test_settings_build_checks_and_validate() -> None:
     checks = build_checks(SecondOrderSettings(margin=0.1, fluency=1.5, sentences=True, pos_check=True))
-    assert checks.describe() == {"margin": 0.1, "fluency": 1.5, "no_fragments": True, "pos_in_context": True}
+    assert checks.describe() == {"margin": 0.1, "fluency": 1.5, "no_fragments": True, "content_only": True,
+                                 "pos_in_context": True}
     assert not build_checks(SecondOrderSettings(margin=0.0, fluency=0.0, sentences=False,
-                                                pos_check=False)).active
+                                                pos_check=False, content=False)).active
     with pytest.raises(ConfigError, match="0 \\(off\\) or >= 1"):
         build_checks(SecondOrderSettings(fluency=0.5))
     with pytest.raises(ConfigError, match="margin"):

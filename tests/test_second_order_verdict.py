@@ -22,8 +22,8 @@ def second(**settings: object) -> dict[str, object]:
 def measured(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two measured groups of checks: one below the bar (the paper's settings), one above."""
     monkeypatch.setattr(evidence, "MEASURED", (
-        ReaderEvidence("paper", (6, 0.0, None, False, False), 0.61, 0.64, 120, "test half"),
-        ReaderEvidence("tuned", (3, 0.1, 1.5, True, True), 0.2, 0.9, 110, "test half"),
+        ReaderEvidence("paper", (6, 0.0, None, False, False, False), 0.61, 0.64, 120, "test half"),
+        ReaderEvidence("tuned", (3, 0.1, 1.5, True, True, False), 0.2, 0.9, 110, "test half"),
     ))
 
 
@@ -48,6 +48,7 @@ def test_settings_never_read_do_not_set_the_level(measured: None) -> None:
     assert found["level"] == "good"
     assert any("never checked by people" in p for p in found["points"])
     assert reader_evidence({**CHECKS, "method": "so-enum"}) is None
+    assert reader_evidence({**CHECKS, "content": True}) is None  # content words only: other findings
     assert reader_evidence({**CHECKS, "candidates": "paper"}) is None
     alone = verdict([second(max_k=6)])
     assert alone["level"] == "unknown" and "second-order did not meet the bar" in alone["headline"]

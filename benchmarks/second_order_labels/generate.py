@@ -122,6 +122,10 @@ def run(args: argparse.Namespace) -> None:
     done = set()
     if out.is_file():
         done = {json.loads(line)["example_id"] for line in out.read_text().splitlines() if line.strip()}
+    if args.skip_used:  # sentences any earlier run attacked (so a new round reads new sentences)
+        for path in WORK.glob("*.jsonl"):
+            if path.resolve() != out.resolve():
+                done |= {json.loads(line)["example_id"] for line in path.read_text().splitlines() if line.strip()}
     layer = QueryLayer(load_victim(args.victim))
     neighbourhood = Neighbourhood(load_fill_in(settings.fill_in), kappa=settings.kappa, delta=settings.delta)
     lm = CausalLM.default()
@@ -132,7 +136,12 @@ def run(args: argparse.Namespace) -> None:
                                patches=PatchFinder(layer, patch_synonyms(settings.candidates)),
                                budget=settings.budget, min_gap=settings.min_gap, name=settings.method,
                                checks=checks)
-    for row in _plan(args.half, args.limit):
+    plan = _plan(args.half, None)
+    if args.reverse:
+        plan = plan[::-1]
+    if args.limit:
+        plan = plan[:args.limit]
+    for row in plan:
         if row["example_id"] in done:
             continue
         example = Example(row["example_id"], Text.from_string(row["text"]), int(row["label"]))
@@ -317,6 +326,8 @@ def main() -> None:
     p.add_argument("--settings-json", default="")
     p.add_argument("--limit", type=int)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--skip-used", action="store_true", help="skip sentences in any other findings file of the work folder")
+    p.add_argument("--reverse", action="store_true", help="the plan from its end (a second process on other sentences)")
     p.add_argument("--out", required=True)
     c = sub.add_parser("chunks")
     c.add_argument("--phase", type=int, required=True)

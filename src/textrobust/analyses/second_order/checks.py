@@ -17,6 +17,12 @@ vulnerable example may have to pass these checks before it counts:
 - ``no_fragments``: a neighbour never replaces a content word by a stop word or a
   non-word, and never makes a word equal to the word beside it ("Thanks to to Williams";
   "The three-hour cinema of a."): applied to the neighbourhood's proposals (no model).
+- ``content_only``: stricter, a neighbour changes content words only: never a stop word, and
+  never into one ("before a single frame" -> "in a single frame"; "Too bad the pilots" ->
+  "Very well the pilots"): also applied to the proposals (no model). The paper's fill-in may
+  change any word; function words carry the grammar that readers judged (issue 38: on the
+  dev half, the paper's-count findings that touched no stop word lost 1.33 naturalness
+  points, those that did 3.04).
 - ``pos_in_context``: every changed word of ``x~0`` keeps the coarse part of speech of the
   word of ``x0`` it replaces, tagged in context, and the patch target keeps the patch
   word's part of speech in ``x~0`` (the test of the validated source,
@@ -48,6 +54,7 @@ __all__ = [
     "SecondOrderChecks",
     "boundary_distance",
     "is_fragment_edit",
+    "touches_stop_word",
 ]
 
 REJECT_MARGIN = "margin"
@@ -89,13 +96,31 @@ def is_fragment_edit(words: Sequence[str], position: int, new: str, stop_words: 
     return lower in (before, after)
 
 
+def touches_stop_word(words: Sequence[str], position: int, new: str, stop_words: frozenset[str]) -> bool:
+    """True when putting ``new`` at ``position`` of ``words`` changes a stop word or puts
+    one (or a non-alphabetic token) in: the edits ``content_only`` forbids.
+
+    >>> stops = frozenset({"before", "in", "too", "very"})
+    >>> touches_stop_word(["before", "a", "single", "frame"], 0, "in", stops)
+    True
+    >>> touches_stop_word(["a", "fascinating", "story"], 1, "very", stops)
+    True
+    >>> touches_stop_word(["a", "fascinating", "story"], 1, "gripping", stops)
+    False
+    """
+    lower = new.lower()
+    return words[position].lower() in stop_words or lower in stop_words or not any(c.isalpha() for c in lower)
+
+
 class FragmentFilter:
     """A candidate source (the neighbourhood's) without fragment edits
-    (:func:`is_fragment_edit`); keeps the wrapped source's ``prefetch`` hook."""
+    (:func:`is_fragment_edit`), and with ``content_only`` without edits that touch a stop
+    word (:func:`touches_stop_word`); keeps the wrapped source's ``prefetch`` hook."""
 
-    def __init__(self, source: Any, stop_words: frozenset[str]) -> None:
+    def __init__(self, source: Any, stop_words: frozenset[str], content_only: bool = False) -> None:
         self.source = source
         self.stop_words = stop_words
+        self.content_only = content_only
         self.dropped = 0
         prefetch = getattr(source, "prefetch", None)
         if callable(prefetch):
@@ -106,7 +131,8 @@ class FragmentFilter:
         words = text.words
         out: dict[int, list[Substitution]] = {}
         for position, subs in found.items():
-            kept = [s for s in subs if not is_fragment_edit(words, position, s.word, self.stop_words)]
+            kept = [s for s in subs if not is_fragment_edit(words, position, s.word, self.stop_words)
+                    and not (self.content_only and touches_stop_word(words, position, s.word, self.stop_words))]
             self.dropped += len(subs) - len(kept)
             out[position] = kept
         return out
@@ -129,7 +155,7 @@ class CheckCounts:
 class SecondOrderChecks:
     """The checks of a vulnerable example (see the module): ``margin`` (0: the paper's
     count), ``fluency`` (max perplexity ratio x~0 / x0; None: off), ``no_fragments``,
-    ``pos_in_context``. ``perplexity`` (texts -> perplexities) and ``tagger`` (a
+    ``content_only``, ``pos_in_context``. ``perplexity`` (texts -> perplexities) and ``tagger`` (a
     :class:`~textrobust.attack.candidates.tagging.Tagger`) are loaded on first use when not
     given; ``stop_words`` default to the project's list."""
 
@@ -137,6 +163,7 @@ class SecondOrderChecks:
     fluency: float | None = None
     no_fragments: bool = False
     pos_in_context: bool = False
+    content_only: bool = False
     perplexity: Callable[[Sequence[str]], Any] | None = field(default=None, compare=False, repr=False)
     tagger: Callable[[Text], Any] | None = field(default=None, compare=False, repr=False)
     stop_words: frozenset[str] | None = field(default=None, compare=False, repr=False)
@@ -151,22 +178,24 @@ class SecondOrderChecks:
 
     @property
     def active(self) -> bool:
-        return self.margin > 0 or self.fluency is not None or self.no_fragments or self.pos_in_context
+        return (self.margin > 0 or self.fluency is not None or self.no_fragments or self.content_only
+                or self.pos_in_context)
 
     def describe(self) -> dict[str, Any]:
         return {"margin": self.margin, "fluency": self.fluency, "no_fragments": self.no_fragments,
-                "pos_in_context": self.pos_in_context}
+                "content_only": self.content_only, "pos_in_context": self.pos_in_context}
 
     def wrap_source(self, source: Any) -> Any:
-        """The neighbourhood's candidate source, without fragment edits when asked."""
-        if not self.no_fragments:
+        """The neighbourhood's candidate source, without fragment edits (and with
+        ``content_only`` without edits of stop words) when asked."""
+        if not (self.no_fragments or self.content_only):
             return source
         stops = self.stop_words
         if stops is None:
             from textrobust.assets import stop_words
 
             stops = frozenset(w.lower() for w in stop_words())
-        return FragmentFilter(source, stops)
+        return FragmentFilter(source, stops, content_only=self.content_only)
 
     def bind(self, original: Text, patch: Any) -> BoundChecks:
         """The checks for one example: ``x0`` and its patch."""

@@ -35,7 +35,8 @@ class ReaderEvidence:
     how many findings, and where it was measured."""
 
     name: str
-    checks: tuple[int, float, float | None, bool, bool]  # max_k, margin, fluency (None: off), sentences, pos_check
+    # max_k, margin, fluency (None: off), sentences, pos_check, content (content words only)
+    checks: tuple[int, float, float | None, bool, bool, bool]
     naturalness_drop: float
     patch_keeps: float
     findings: int
@@ -50,24 +51,24 @@ class ReaderEvidence:
 #: test half of labelled.tsv (reader 1; benchmarks/results/second_order.md, issue 38).
 MEASURED: tuple[ReaderEvidence, ...] = (
     # the paper's count (k <= 6, no checks): 32 test findings, CNN and MiniLM
-    ReaderEvidence("baseline", (6, 0.0, None, False, False), naturalness_drop=2.125, patch_keeps=0.656, findings=32,
+    ReaderEvidence("baseline", (6, 0.0, None, False, False, False), naturalness_drop=2.125, patch_keeps=0.656, findings=32,
                    measured="test half, 2026-11-28"),
     # the shipped defaults (k <= 3, margin 0.05, fluency 1.0 x x0, fragment and POS checks)
-    ReaderEvidence("tuned", (3, 0.05, 1.0, True, True), naturalness_drop=1.16, patch_keeps=0.8, findings=25,
+    ReaderEvidence("tuned", (3, 0.05, 1.0, True, True, False), naturalness_drop=1.16, patch_keeps=0.8, findings=25,
                    measured="test half, 2026-11-28"),
     # the checks set before any label came back (margin 0.1, fluency 1.5): 4 findings only
-    ReaderEvidence("checks_k3_m0.10_f1.5", (3, 0.1, 1.5, True, True), naturalness_drop=1.0, patch_keeps=0.75,
+    ReaderEvidence("checks_k3_m0.10_f1.5", (3, 0.1, 1.5, True, True, False), naturalness_drop=1.0, patch_keeps=0.75,
                    findings=4, measured="test half, 2026-11-28"),
 )
 
 
-def _checks_of(settings: Mapping[str, Any]) -> tuple[int, float, float | None, bool, bool]:
+def _checks_of(settings: Mapping[str, Any]) -> tuple[int, float, float | None, bool, bool, bool]:
     from textrobust.analyses.second_order.analysis import DEFAULT_MAX_K
 
     fluency = settings.get("fluency") or None
     return (int(settings.get("max_k") or DEFAULT_MAX_K["so-beam"]), round(float(settings.get("margin") or 0.0), 4),
             None if fluency is None else round(float(fluency), 4), bool(settings.get("sentences", False)),
-            bool(settings.get("pos_check", False)))
+            bool(settings.get("pos_check", False)), bool(settings.get("content", False)))
 
 
 def reader_evidence(settings: Mapping[str, Any]) -> ReaderEvidence | None:
