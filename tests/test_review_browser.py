@@ -117,3 +117,29 @@ def test_the_report_shows_the_reviewed_figures(browser: Any, served: ReviewServe
     assert "2 of 4 findings judged" in reviewed.text_content()
     row = reviewed.locator("tbody tr").first.text_content()
     assert "accuracy under attack" in row and "16.7%" in row and "33.3% .. 66.7%" in row  # automatic, interval
+
+
+def test_pr_samples_are_judged_with_the_same_keys_and_the_report_follows(browser: Any, tmp_path: Path) -> None:
+    from test_pr_samples import RECORDS, _pr_run
+
+    with serving(_pr_run(tmp_path / "run", RECORDS), "ann") as served:
+        page = browser.new_page()
+        page.goto(served.url)
+        assert page.text_content("#progress") == "0 / 5"
+        assert page.get_attribute("#finding", "data-item") == "pr/A/1"
+        assert "PR misclassified sample" in page.text_content("#finding")
+        assert page.text_content("#perturbed ins") == "bad"  # the swap marked
+        page.keyboard.press("2")  # antonym
+        _press(page, "x")
+        _press(page, "v")  # pr/A/2 confirmed: A is falsified
+        assert page.text_content("#progress") == "2 / 5"
+        with RunStore(served.session.store_path) as store:
+            kept = [(j.item, j.verdict.value, j.reason) for j in ReviewLog(store).judgements()]
+        assert kept == [("pr/A/1", "invalid", "antonym"), ("pr/A/2", "valid", None)]
+        folder = served.session.folder
+    assert CliRunner().invoke(app, ["review", str(folder), "--report"]).exit_code == 0
+    page.goto((folder / "report.html").as_uri())
+    reviewed = page.locator(".reviewed").first
+    assert "2 of 5 findings judged" in reviewed.text_content()
+    row = reviewed.locator("tbody tr").first.text_content()
+    assert "falsified (a misclassified text found in Omega_r)" in row and "80.0%" in row and "20.0% .. 80.0%" in row
