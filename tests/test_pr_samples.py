@@ -383,3 +383,36 @@ def test_audit_require_takes_a_reviewed_key_and_reads_its_hardest_end(tmp_path: 
     assert "at its interval's high end, pr.reviewed.falsified_share_high" in said
     assert "= 0.3333, required <= 0.90 (passed by 0.5667)" in said
     assert "Gate failed: 1 of 2 requirement(s) not met." in said
+
+
+def test_a_pr_run_stored_before_keep_existed_resumes_keeping_none(tmp_path: Path) -> None:
+    """A run from before the samples were kept continues as it ran: ``keep = 0``
+    (:data:`textrobust.audit.run_folder.LEGACY_SETTINGS`), not a refused resume."""
+    import sqlite3
+
+    from textrobust import audit
+    from textrobust.audit.run_folder import resumed_analyses
+    from textrobust.data.examples import Dataset
+
+    source = DictSource({"good": ["nice", "bad"], "great": ["grand", "dull"], "fine": ["okay", "poor"]})
+    texts = ["a good film with great acting and a fine plot", "one good scene with great acting and a fine cast"]
+    data = Dataset("toy", tuple(Example(f"ex{i}", Text.from_string(t), 1) for i, t in enumerate(texts)),
+                   tuple(LABELS), split="test")
+
+    def pr(n: int) -> list[Any]:
+        return [PRMetricAnalysis({"n": n, "candidates": "paper"}, source=source)]
+
+    first = audit.run(VICTIM, data, pr(1), tmp_path, progress=False, report=False)
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:  # the store as written before 'keep' existed
+        (config,) = db.execute("SELECT config_json FROM runs WHERE run_id = ?", (first["pr"].run_id,)).fetchone()
+        old = json.loads(config)
+        del old["settings"]["keep"]
+        db.execute("UPDATE runs SET config_json = ? WHERE run_id = ?", (json.dumps(old), first["pr"].run_id))
+    settings = resumed_analyses(tmp_path, {"pr": {"n": 2}})["pr"]  # as the command line resumes it
+    assert settings["keep"] == 0 and settings["candidates"] == "paper"
+    resumed = [PRMetricAnalysis(settings, source=source)]
+    again = audit.run(VICTIM, data, resumed, tmp_path, progress=False, report=False, resume=True)
+    assert again["pr"].run_id == first["pr"].run_id and again["pr"].settings["keep"] == 0
+    assert again["pr"].resumed == 1 and again["pr"].computed == 1
+    [new] = [r for r in again["pr"].records if r.example_id == "ex1"]
+    assert new.result.falsified and new.result.estimate.samples == ()  # computed now, as the old run did
