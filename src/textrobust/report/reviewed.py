@@ -66,6 +66,7 @@ _COUNTS = ("findings", "judged", "confirmed", "rejected", "disputed", "unreviewe
 #: Counts of one analysis's reviewed block beyond :data:`_COUNTS` (PR: by example).
 _EXTRA: dict[str, tuple[str, ...]] = {"pr": ("examples_confirmed", "examples_rejected", "unsettled", "unstored")}
 
+
 def review_rule(analysis: str, block: Mapping[str, Any]) -> str | None:
     """How ``analysis``'s reviewed figure follows the judgements, as the report says it
     beside the rule every section shares (only confirmed findings count); None when that
