@@ -38,14 +38,17 @@ from textrobust.text import Text
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
 
 
-def sentences(corpus: str, n: int, rng: random.Random, split: str = "test", per_document: int = 1) -> list[str]:
+def sentences(corpus: str, n: int, rng: random.Random, split: str = "test", per_document: int = 1,
+              avoid: frozenset[str] = frozenset()) -> list[str]:
     """``n`` sentences of 6-40 words from the corpus's ``split``, in a seeded order (at most
-    ``per_document`` from one document)."""
+    ``per_document`` from one document; no document that holds a sentence of ``avoid``)."""
     examples = list(load_dataset(corpus, split=split))
     rng.shuffle(examples)
     out: list[str] = []
     for example in examples:
         text = " ".join(str(example.text).split())
+        if avoid and any(known in text for known in avoid):
+            continue
         pieces = SENTENCE_END.split(text) if corpus == "bbc_news" else [text]
         pieces = [p for p in pieces if 6 <= len(p.split()) <= 40]
         if not pieces:
@@ -85,7 +88,20 @@ def main() -> None:
                              "WordNet synonyms known to the vectors and one counter-fitted neighbour at cos >= 0.75 "
                              "per position (the second pool, where valid substitutions are denser); rich: the "
                              "third pool (issue 39), validation-split sentences, sources rich in valid substitutes")
-    parser.add_argument("--skip", type=Path, default=None, help="a pool whose sentences are not drawn again")
+    parser.add_argument("--skip", type=Path, nargs="*", default=None,
+                        help="pools or labelled sets whose sentences are not drawn again")
+    parser.add_argument("--avoid-documents", action="store_true",
+                        help="rich stratum: nor any sentence of a document that holds one of them")
+    parser.add_argument("--draw", choices=["agree", "yield"], default="agree",
+                        help="rich stratum: agree (the third pool: what most families agree on) or yield (the fourth "
+                             "pool, issue 39: by the valid share of each combination of proposers in --rates, plus "
+                             "a control item drawn uniformly; yield_draw)")
+    parser.add_argument("--rates", type=Path, default=Path("src/textrobust/resources/substitutions/labelled.tsv"),
+                        help="the labelled set whose third pool gives the valid share per combination of proposers")
+    parser.add_argument("--record-validated", action="store_true",
+                        help="only add the validated_* proposers to the sources column of the pool --out (record_validated)")
+    parser.add_argument("--control", type=float, default=0.4,
+                        help="yield draw: probability of a third, uniformly drawn control item per position")
     parser.add_argument("--first-id", type=int, default=0)
     parser.add_argument("--split", default="validation", help="the corpora's split drawn from (rich stratum)")
     parser.add_argument("--positions", type=int, default=2, help="positions per sentence (rich stratum)")
@@ -96,6 +112,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.stratum == "synonyms":
         synonyms_pool(args)
+        return
+    if args.record_validated:
+        record_validated(args.out)
         return
     if args.stratum == "rich":
         rich_pool(args)
@@ -151,8 +170,8 @@ def synonyms_pool(args: argparse.Namespace) -> None:
     embedding = embedding_neighbours(k=50)
     vectors = embedding.vectors
     used = set()
-    if args.skip is not None:
-        used = {line.split("\t")[3] for line in args.skip.read_text(encoding="utf-8").splitlines()[1:]}
+    for skip in args.skip or []:
+        used |= {line.split("\t")[3] for line in skip.read_text(encoding="utf-8").splitlines()[1:]}
     rows = []
     for corpus in ("rotten_tomatoes", "bbc_news", "tweets"):
         chosen = [s for s in sentences(corpus, args.per_corpus + 150, rng) if s not in used][: args.per_corpus]
@@ -227,6 +246,97 @@ def cheap_verdicts(source: Any, text: Text, tags: Any, position: int) -> list[An
     return [source._verdict(word, tags[position], c, scores.get(position, {}).get(c.word), guard) for c in proposals]
 
 
+RICH_SOURCES = ("wordnet_top", "validated_relaxed", "validated_nolm", "mlm_visible", "embedding_high")
+
+
+def combination_rates(labelled: Path, first_id: int = 2000, prior: float = 5.0) -> dict[frozenset[str], float]:
+    """The valid share of each combination of the rich stratum's proposers among the labelled
+    items from ``first_id`` on (the third pool, the one that recorded them), smoothed toward
+    the overall share with ``prior`` pseudo-items; the key ``frozenset()`` holds the overall
+    share (for a combination not seen)."""
+    counts: dict[frozenset[str], list[int]] = {}
+    lines = [line for line in labelled.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    header = lines[0].split("\t")
+    for line in lines[1:]:
+        row = dict(zip(header, line.split("\t")))
+        if int(row["id"][1:]) < first_id:
+            continue
+        key = frozenset(row["sources"].split(",")) & frozenset(RICH_SOURCES)
+        seen = counts.setdefault(key, [0, 0])
+        seen[0] += 1
+        seen[1] += row["label"] == "1"
+    if not counts:
+        raise ValueError(f"no labelled items from s{first_id} on in {labelled}: nothing to estimate the rates from")
+    overall = sum(v for _, v in counts.values()) / sum(n for n, _ in counts.values())
+    rates = {key: (v + prior * overall) / (n + prior) for key, (n, v) in counts.items()}
+    rates[frozenset()] = overall
+    return rates
+
+
+def yield_draw(proposals: dict[str, list[str]], rates: dict[frozenset[str], float], rng: random.Random,
+               control: float) -> list[str]:
+    """Issue 39's fourth pool: the substitutes of one position, drawn for yield but not only
+    from the likeliest. First the substitute whose combination of proposers had the highest
+    valid share in the third pool (``combination_rates``), then one drawn with probability
+    proportional to that share, then, with probability ``control``, a control item drawn
+    uniformly from the rest (any proposer, so that valid substitutes the WordNet-based
+    sources miss stay in the set and recall is not inflated)."""
+    words = sorted({w for ws in proposals.values() for w in ws})
+    if not words:
+        return []
+    rate = {w: rates.get(frozenset(n for n, ws in proposals.items() if w in ws), rates[frozenset()])
+            for w in words}
+    rng.shuffle(words)
+    picked = [max(words, key=lambda w: rate[w])]
+    rest = [w for w in words if w not in picked]
+    if rest:
+        picked.append(rng.choices(rest, weights=[rate[w] for w in rest])[0])
+        rest.remove(picked[-1])
+    if rest and rng.random() < control:
+        picked.append(rng.choice(rest))
+    return picked
+
+
+def validated_sources() -> tuple[Any, Any]:
+    """The validated source at relaxed settings and the settings of ``validated_nolm``, both
+    without the costly checks and without the trained judge (which the cheap verdicts do
+    not compute: with it on, ``failed_check`` rejects every item as "judge unchecked")."""
+    from textrobust.attack.candidates.validated import ValidatedSynonyms, ValidatedSynonymsConfig
+
+    relaxed = ValidatedSynonyms(min_lm_delta=None, min_judge=None, max_senses=5, min_cos=0.3, min_zipf=2.5,
+                                max_candidates=30, allow_unscored=True)
+    return relaxed, ValidatedSynonymsConfig(min_lm_delta=None, min_judge=None)
+
+
+def record_validated(pool: Path) -> None:
+    """Add ``validated_relaxed`` and ``validated_nolm`` to the ``sources`` column of a pool
+    drawn while the judge setting emptied them (issue 39's fourth pool): the same cheap
+    verdicts as ``rich_pool``, on every position of the pool; the draw is not changed."""
+    from textrobust.attack.candidates.validated import failed_check
+
+    relaxed, strict = validated_sources()
+    lines = pool.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t")
+    rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+    found: dict[tuple[str, int], dict[str, set[str]]] = {}
+    for row in rows:
+        key = (row["sentence"], int(row["position"]))
+        if key in found:
+            continue
+        text = Text.from_string(row["sentence"])
+        judged = cheap_verdicts(relaxed, text, relaxed.tagger(text), key[1])
+        found[key] = {"validated_relaxed": {e.substitute.lower() for e in judged if e.kept},
+                      "validated_nolm": {e.substitute.lower() for e in judged if failed_check(e, strict) == ""}}
+    for row in rows:
+        proposers = set(row["sources"].split(",")) - {""}
+        for name, words in found[(row["sentence"], int(row["position"]))].items():
+            if row["substitute"].lower() in words:
+                proposers.add(name)
+        row["sources"] = ",".join(n for n in RICH_SOURCES if n in proposers)
+    pool.write_text("\n".join([lines[0]] + ["\t".join(r[c] for c in header) for r in rows]) + "\n", encoding="utf-8")
+    print("recorded the validated columns of", len(rows), "items at", len(found), "positions in", pool)
+
+
 def rich_pool(args: argparse.Namespace) -> None:
     """The third pool (issue 39): new sentences (the corpora's validation splits, none in
     the labelled set), two content positions each, three substitutes per position drawn
@@ -246,25 +356,25 @@ def rich_pool(args: argparse.Namespace) -> None:
     at random among those with two votes, or else one drawn from the rest. Up
     to three sentences of one BBC document are taken. Every source that
     proposes an item is listed in its ``sources`` column."""
-    from textrobust.attack.candidates.validated import ValidatedSynonyms, ValidatedSynonymsConfig, failed_check
+    from textrobust.attack.candidates.validated import failed_check
     from textrobust.attack.candidates.wordnet import wordnet_pos
 
     rng = random.Random(args.seed)
     stops = load_stop_words()
-    relaxed = ValidatedSynonyms(min_lm_delta=None, max_senses=5, min_cos=0.3, min_zipf=2.5, max_candidates=30,
-                                allow_unscored=True)
-    strict = ValidatedSynonymsConfig(min_lm_delta=None)
+    relaxed, strict = validated_sources()
     embedding = embedding_neighbours(k=50)
     used = set()
-    if args.skip is not None:
-        used = {line.split("\t")[3] for line in args.skip.read_text(encoding="utf-8").splitlines()
-                if line and not line.startswith("#")}
+    for skip in args.skip or []:
+        used |= {line.split("\t")[3] for line in skip.read_text(encoding="utf-8").splitlines()
+                 if line and not line.startswith("#")}
+    rates = combination_rates(args.rates) if args.draw == "yield" else {}
     rows: list[tuple[Any, ...]] = []
     splitter = random.Random(args.seed + 1)
     handle = args.out.open("w", encoding="utf-8")
     handle.write("id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n")
     for corpus in args.corpora:
-        pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split=args.split, per_document=3)
+        avoid = frozenset(used) if args.avoid_documents else frozenset()
+        pool = [s for s in sentences(corpus, args.per_corpus * 3, rng, split=args.split, per_document=3, avoid=avoid)
                 if s not in used]
         chosen: list[str] = []
         for sentence in pool:
@@ -301,6 +411,14 @@ def rich_pool(args: argparse.Namespace) -> None:
             if len(chosen) % 10 == 0:
                 print(corpus, len(chosen), "sentences so far", flush=True)
             for position, proposals in found:
+                if args.draw == "yield":
+                    for sub in yield_draw(proposals, rates, rng, args.control):
+                        sources = [n for n, ws in proposals.items() if sub in ws]
+                        row = (split, corpus, sentence, position, text.words[position],
+                               match_case(text.words[position], sub), ",".join(sources))
+                        handle.write(f"s{args.first_id + len(rows):04d}\t" + "\t".join(map(str, row)) + "\n")
+                        rows.append(row)
+                    continue
                 # agreement counts independent families: WordNet, the vectors, the masked LM
                 votes: dict[str, int] = {}
                 for names in (("wordnet_top", "validated_relaxed", "validated_nolm"), ("embedding_high",),
