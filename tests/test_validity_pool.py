@@ -125,3 +125,28 @@ def test_record_validated_adds_the_validated_proposers_in_column_order(build_poo
     sources = [line.split("\t")[7] for line in pool.read_text(encoding="utf-8").splitlines()[1:]]
     assert sources == ["wordnet_top,validated_relaxed,validated_nolm,embedding_high",
                        "validated_relaxed,mlm_visible", "embedding_high"]
+
+
+def test_merging_two_pools_replaces_their_rows_and_counts_every_double_read(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    merge = _script("merge_labels")
+    head = "id\tsplit\tcorpus\tsentence\tposition\tword\tsubstitute\tsources\n"
+    third, fourth = tmp_path / "pool3.tsv", tmp_path / "pool4.tsv"
+    third.write_text(head + "s2000\tdev\ttweets\tThe film was good.\t1\tfilm\tmovie\twordnet_top\n", encoding="utf-8")
+    fourth.write_text(head + "s7000\ttest\ttweets\tThe car was red.\t1\tcar\tauto\tembedding_high\n", encoding="utf-8")
+    labels = tmp_path / "labels_chunk.tsv"
+    labels.write_text("id\tlabel\treason\ns2000\t1\tsame\ns7000\t1\tsame\n", encoding="utf-8")
+    double = tmp_path / "labels_double.tsv"
+    double.write_text("id\tlabel\treason\ns2000\t1\tsame\ns7000\t0\trelated\n", encoding="utf-8")
+    target = tmp_path / "labelled.tsv"
+    target.write_text("# rule\n" + HEADER.rstrip("\n") + "\n"
+                      "s0001\tdev\ttweets\tOld one.\t0\tOld\tNew\tembedding\t0\tsense\n"
+                      "s2000\tdev\ttweets\tThe film was good.\t1\tfilm\tmovie\twordnet_top\t0\tsense\n", encoding="utf-8")
+    agreement = tmp_path / "agreement.json"
+    monkeypatch.setattr("sys.argv", ["merge_labels.py", "--pool", str(third), str(fourth), "--labels", str(labels),
+                                     "--double", str(double), "--append-to", str(target), "--agreement", str(agreement)])
+    merge.main()
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert [line.split("\t")[0] for line in lines[2:]] == ["s0001", "s2000", "s7000"]
+    assert lines[3].endswith("\t1\tsame") and lines[4].endswith("\t0\trelated")  # one rejecting read: invalid
+    assert '"double_read": 2' in agreement.read_text(encoding="utf-8")

@@ -9,7 +9,9 @@ invalid**, with the rejecting reader's reason (two rejecting reads: the first re
 
 Rerun (issue 39): ``.venv/bin/python benchmarks/validity/merge_labels.py --pool pool3.tsv
 --labels /work/labelwork/subs/labels_chunk_*.tsv --double /work/labelwork/subs/labels_double_*.tsv
---append-to src/textrobust/resources/substitutions/labelled.tsv``. Items without a label are
+--append-to src/textrobust/resources/substitutions/labelled.tsv``; the fourth pool with the third, so
+that kappa is over every double read: ``--pool pool3.tsv pool4.tsv`` and every chunk's labels
+(the third pool's rows come out as they were). Items without a label are
 left out (and counted). ``--rubric RUBRIC.md --out FILE`` writes a new file with the rubric
 as its header (how issue 28's set was made).
 """
@@ -63,7 +65,8 @@ def resolve(first: tuple[str, str], second: tuple[str, str] | None) -> tuple[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pool", type=Path, required=True)
+    parser.add_argument("--pool", type=Path, nargs="+", required=True,
+                        help="one or more pools (several: their labels merged at once, kappa over all double reads)")
     parser.add_argument("--labels", type=Path, nargs="+", required=True)
     parser.add_argument("--double", type=Path, nargs="*", default=[])
     parser.add_argument("--rubric", type=Path, default=None)
@@ -80,8 +83,10 @@ def main() -> None:
     print("double reads:", agreement)
     if args.agreement is not None:
         args.agreement.write_text(json.dumps(agreement, indent=1), encoding="utf-8")
-    with args.pool.open(encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    rows = []
+    for pool in args.pool:
+        with pool.open(encoding="utf-8") as handle:
+            rows += list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     out: list[str] = []
     missing = 0
     for row in rows:
