@@ -98,6 +98,8 @@ def main() -> None:
                              "a control item drawn uniformly; yield_draw)")
     parser.add_argument("--rates", type=Path, default=Path("src/textrobust/resources/substitutions/labelled.tsv"),
                         help="the labelled set whose third pool gives the valid share per combination of proposers")
+    parser.add_argument("--power", type=float, default=1.0,
+                        help="yield draw: the second item's weight is the share to this power (fourth pool 1, fifth 2)")
     parser.add_argument("--record-validated", action="store_true",
                         help="only add the validated_* proposers to the sources column of the pool --out (record_validated)")
     parser.add_argument("--control", type=float, default=0.4,
@@ -274,11 +276,12 @@ def combination_rates(labelled: Path, first_id: int = 2000, prior: float = 5.0) 
 
 
 def yield_draw(proposals: dict[str, list[str]], rates: dict[frozenset[str], float], rng: random.Random,
-               control: float) -> list[str]:
+               control: float, power: float = 1.0) -> list[str]:
     """Issue 39's fourth pool: the substitutes of one position, drawn for yield but not only
     from the likeliest. First the substitute whose combination of proposers had the highest
     valid share in the third pool (``combination_rates``), then one drawn with probability
-    proportional to that share, then, with probability ``control``, a control item drawn
+    proportional to that share to the ``power`` (2, the fifth pool: a crowd of unlikely
+    neighbours does not outweigh one likely synonym), then, with probability ``control``, a control item drawn
     uniformly from the rest (any proposer, so that valid substitutes the WordNet-based
     sources miss stay in the set and recall is not inflated)."""
     words = sorted({w for ws in proposals.values() for w in ws})
@@ -290,7 +293,7 @@ def yield_draw(proposals: dict[str, list[str]], rates: dict[frozenset[str], floa
     picked = [max(words, key=lambda w: rate[w])]
     rest = [w for w in words if w not in picked]
     if rest:
-        picked.append(rng.choices(rest, weights=[rate[w] for w in rest])[0])
+        picked.append(rng.choices(rest, weights=[rate[w] ** power for w in rest])[0])
         rest.remove(picked[-1])
     if rest and rng.random() < control:
         picked.append(rng.choice(rest))
@@ -412,7 +415,7 @@ def rich_pool(args: argparse.Namespace) -> None:
                 print(corpus, len(chosen), "sentences so far", flush=True)
             for position, proposals in found:
                 if args.draw == "yield":
-                    for sub in yield_draw(proposals, rates, rng, args.control):
+                    for sub in yield_draw(proposals, rates, rng, args.control, args.power):
                         sources = [n for n, ws in proposals.items() if sub in ws]
                         row = (split, corpus, sentence, position, text.words[position],
                                match_case(text.words[position], sub), ",".join(sources))
