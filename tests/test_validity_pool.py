@@ -150,3 +150,16 @@ def test_merging_two_pools_replaces_their_rows_and_counts_every_double_read(tmp_
     assert [line.split("\t")[0] for line in lines[2:]] == ["s0001", "s2000", "s7000"]
     assert lines[3].endswith("\t1\tsame") and lines[4].endswith("\t0\trelated")  # one rejecting read: invalid
     assert '"double_read": 2' in agreement.read_text(encoding="utf-8")
+
+
+def test_a_higher_power_keeps_a_crowd_of_unlikely_neighbours_from_the_second_pick(build_pool: ModuleType) -> None:
+    rates = {frozenset(): 0.2, frozenset({"wordnet_top"}): 0.3, frozenset({"wordnet_top", "mlm_visible"}): 0.7,
+             frozenset({"embedding_high"}): 0.03}
+    proposals = {"wordnet_top": ["film", "picture"], "mlm_visible": ["film"],
+                 "embedding_high": [f"n{i}" for i in range(20)]}
+
+    def second_is_likely(power: float) -> int:
+        return sum(build_pool.yield_draw(proposals, rates, random.Random(s), 0.0, power)[1] == "picture"
+                   for s in range(200))
+
+    assert second_is_likely(2.0) > 150 > second_is_likely(1.0)
