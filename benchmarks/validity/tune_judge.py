@@ -14,8 +14,16 @@ dev, the test half is only measured:
    precision-recall curve of the chosen settings (dev out-of-fold and test), the ablations
    and the test figures go to ``--out`` (JSON).
 
-Rerun: ``.venv/bin/python benchmarks/validity/tune_judge.py --features /tmp/h39/features.jsonl
---out benchmarks/results/validity_judge.json --judge-out src/textrobust/resources/substitutions/judge.json``.
+Rerun: ``.venv/bin/python benchmarks/validity/tune_judge.py --features /tmp/h39/features_old.jsonl
+/tmp/h39/features_new.jsonl --precision 0.70 --drop context context_missing --out
+benchmarks/results/validity_judge.json --judge-out src/textrobust/resources/substitutions/judge.json``.
+
+Routes measured without shipping them: ``--extra lm_delta=PATH`` (Gemma's change of the
+sentence's log-probability, ``gemma_deltas.py``) and ``--extra null_gap=PATH`` (Link
+Grammar's null count after minus before, ``grammar_gaps.py``) add judge features (id -> value
+JSON); ``--two-stage`` also scores a judge that asks for the extra features only of the
+candidates whose first-stage probability falls in a band around the threshold;
+``--errors-out`` writes the test half's false positives at the operating point, to read.
 """
 
 from __future__ import annotations
@@ -69,11 +77,22 @@ def scores(flags: Sequence[bool], items: Sequence[LabelledSubstitution]) -> dict
             "precision": tp / accepted if accepted else 0.0, "recall": tp / positives if positives else 0.0}
 
 
+#: the judge's model: "logistic" (shipped), or "boosting" (measured only: does a non-linear
+#: model over the same features rank better?)
+MODEL = {"kind": "logistic"}
+
+
 def fit(x: np.ndarray, y: np.ndarray, c: float) -> Any:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    if MODEL["kind"] == "boosting":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        # c picks the regularisation here too: fewer leaves and more shrinkage for a small c
+        return HistGradientBoostingClassifier(max_leaf_nodes=max(3, int(8 * c)), learning_rate=0.05,
+                                              max_iter=200, l2_regularization=1.0, random_state=0).fit(x, y)
     return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000)).fit(x, y)
 
 
@@ -86,6 +105,38 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float) -> n
     return p
 
 
+def staged(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float, base: int, dropped: list[int],
+           train: Sequence[LabelledSubstitution], rest: Sequence[LabelledSubstitution], matrix: Any,
+           split: dict[str, list[LabelledSubstitution]], accept: Any, threshold: float) -> dict[str, Any]:
+    """A two-stage judge: the first stage without the extra features (columns from
+    ``base``), the second with them, asked only when the first stage's probability is in
+    ``[lo, hi)``; above the band accepted, below rejected. Per band and second-stage
+    threshold: dev and test scores, and the share of the candidates the judge sees that the
+    second stage (the costly model) must score."""
+    first_x = x.copy()
+    first_x[:, base:] = 0.0
+    ids = [i.id for i in train]
+    p1 = dict(zip(ids, out_of_fold(first_x, y, groups, c)))
+    p2 = dict(zip(ids, out_of_fold(x, y, groups, c)))
+    rest_x = matrix(rest)
+    first_rest = rest_x.copy()
+    first_rest[:, base:] = 0.0
+    p1.update(zip((i.id for i in rest), fit(first_x, y, c).predict_proba(first_rest)[:, 1]))
+    p2.update(zip((i.id for i in rest), fit(x, y, c).predict_proba(rest_x)[:, 1]))
+    out = []
+    for lo, hi in ((0.3, 0.7), (0.35, 0.65), (0.4, 0.6), (0.2, 0.8)):
+        for t in (threshold - 0.05, threshold, threshold + 0.05):
+            prob = {k: (1.0 if v >= hi else 0.0 if v < lo else p2[k]) for k, v in p1.items()}
+            row: dict[str, Any] = {"band": [lo, hi], "second_threshold": round(t, 3)}
+            for name, group in split.items():
+                seen = [i for i in group if accept([i], 0.0, {i.id: 1.0})[0]]
+                asked = sum(lo <= p1.get(i.id, 0.0) < hi for i in seen)
+                row[name] = {**scores(accept(group, t, prob), group),
+                             "second_stage_share": round(asked / len(seen), 3) if seen else 0.0}
+            out.append(row)
+    return {"rows": out}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--features", type=Path, nargs="+", required=True)
@@ -96,7 +147,20 @@ def main() -> None:
     parser.add_argument("--drop", nargs="*", default=[], help="features left out (an ablation): set to 0")
     parser.add_argument("--lm-deltas", type=Path, default=None,
                         help="id -> Gemma delta JSON (gemma_deltas.py): the causal-LM check joins the grid")
+    parser.add_argument("--extra", nargs="*", default=[], metavar="NAME=PATH",
+                        help="extra judge features, each an id -> value JSON (lm_delta, null_gap)")
+    parser.add_argument("--model", choices=["logistic", "boosting"], default="logistic",
+                        help="the judge's model (only the logistic one can be written with --judge-out)")
+    parser.add_argument("--fix", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="pin a hand check of the grid (e.g. max_senses=3 require_wordnet=true) to compare judges")
+    parser.add_argument("--two-stage", action="store_true",
+                        help="also score a two-stage judge: the extra features only near the threshold")
+    parser.add_argument("--errors-out", type=Path, default=None,
+                        help="write the test half's false positives (and missed valid items) at the operating point")
     args = parser.parse_args()
+    if args.model != "logistic" and args.judge_out is not None:
+        raise SystemExit("--judge-out writes a logistic judge only; drop --model boosting")
+    MODEL["kind"] = args.model
     from wordfreq import zipf_frequency
 
     rows: dict[str, dict[str, Any]] = {}
@@ -106,6 +170,15 @@ def main() -> None:
                 row = json.loads(line)
                 rows[row["id"]] = row
     items = [i for i in labelled_substitutions(path=args.labels) if i.id in rows]
+    extras: list[str] = []
+    for spec in args.extra:
+        name, _, where = spec.partition("=")
+        values = json.loads(Path(where).read_text(encoding="utf-8"))
+        items = [i for i in items if i.id in values]
+        for i in items:
+            rows[i.id][name] = values[i.id]
+        extras.append(name)
+    names = [*FEATURES, *extras]
     grid = dict(GRID)
     if args.lm_deltas is not None:
         deltas = json.loads(args.lm_deltas.read_text(encoding="utf-8"))
@@ -113,6 +186,11 @@ def main() -> None:
         for i in items:
             rows[i.id]["lm_delta"] = deltas[i.id]
         grid["min_lm_delta"] = (None, -6.0, -4.0, -3.0, -2.0)
+    for spec in args.fix:
+        name, _, value = spec.partition("=")
+        if name not in grid:
+            raise SystemExit(f"--fix {spec}: {name} is not in the grid ({', '.join(grid)})")
+        grid[name] = (json.loads(value),)
     tagger = SpacyTagger()
     evidence: dict[str, Evidence | None] = {}
     feats: dict[str, list[float]] = {}
@@ -123,8 +201,9 @@ def main() -> None:
         row["pos"] = pos or ""
         row["guard"] = position_guard(item.text.words, item.position, tags[item.position])
         evidence[item.id] = evidence_of(row)
-        feats[item.id] = feature_row(row, float(zipf_frequency(item.word.lower(), "en")))
-    dropped = [FEATURES.index(name) for name in args.drop]
+        feats[item.id] = [*feature_row(row, float(zipf_frequency(item.word.lower(), "en"))),
+                          *(float(row[name]) for name in extras)]
+    dropped = [names.index(name) for name in args.drop]
     split = {s: [i for i in items if i.split == s] for s in ("dev", "test")}
     base = ValidatedSynonymsConfig(max_senses=99, min_cos=-1.0, max_valence_change=99.0, min_zipf=0.0,
                                    allow_unscored=True, require_wordnet=False, min_cos_vectors_only=-1.0,
@@ -153,7 +232,7 @@ def main() -> None:
     # scored by the model fitted on the whole training set, which never saw it
     rest = [i for i in items if i.id not in oof]
     prob = {**dict(zip((i.id for i in rest), model.predict_proba(matrix(rest))[:, 1])), **oof}
-    per_feature_auc = {name: round(float(roc_auc_score(y, x[:, k])), 3) for k, name in enumerate(FEATURES)
+    per_feature_auc = {name: round(float(roc_auc_score(y, x[:, k])), 3) for k, name in enumerate(names)
                        if len(set(x[:, k])) > 1}
 
     def flags(group: Sequence[LabelledSubstitution], config: ValidatedSynonymsConfig, t: float | None) -> list[bool]:
@@ -194,8 +273,34 @@ def main() -> None:
         no_lm = ValidatedSynonymsConfig(**{**chosen, "min_lm_delta": None})
         ablations["causal-LM (Gemma) check off"] = {s: scores(flags(split[s], no_lm, threshold), split[s])
                                                     for s in split}
+    # how well the judge ranks what it sees under the chosen hand checks (less noisy than one point)
+    auc_seen = {}
+    for name, group in split.items():
+        seen = [i for i in group if passes(evidence[i.id], config)]
+        labels = [i.valid for i in seen]
+        auc_seen[name] = round(float(roc_auc_score(labels, [prob.get(i.id, 0.0) for i in seen])), 3) \
+            if 0 < sum(labels) < len(labels) else None
+    two_stage = None
+    if args.two_stage and extras:
+        two_stage = staged(x, y, groups, best_c, len(FEATURES), dropped, train, rest, matrix, split,
+                           lambda g, t, p: [passes(evidence[i.id], config) and p.get(i.id, 0.0) >= t for i in g],
+                           threshold)
+    if args.errors_out is not None:
+        accepted = flags(split["test"], config, threshold)
+        wrong = [{"id": i.id, "sentence": i.sentence, "word": i.word, "substitute": i.substitute,
+                  "reason": i.reason, "judge": round(float(prob.get(i.id, 0.0)), 3),
+                  **{name: rows[i.id].get(name) for name in ("cosine", "sense_rank", "target", "validation",
+                                                             "visible", "reverse", *extras)}}
+                 for i, f in zip(split["test"], accepted) if f and not i.valid]
+        missed = [{"id": i.id, "sentence": i.sentence, "word": i.word, "substitute": i.substitute,
+                   "hand_checks": failed_check(evidence[i.id], ValidatedSynonymsConfig(**{**chosen, "min_judge": None}))
+                   if evidence[i.id] is not None else "no evidence", "judge": round(float(prob.get(i.id, 0.0)), 3)}
+                  for i, f in zip(split["test"], accepted) if i.valid and not f]
+        args.errors_out.write_text(json.dumps({"false_positives": wrong, "missed": missed}, indent=1),
+                                   encoding="utf-8")
     result = {
         "items": {s: len(v) for s, v in split.items()}, "judge_training_items": len(train),
+        "extra_features": extras, "two_stage": two_stage, "auc_seen": auc_seen,
         "judge_positives": int(y.sum()), "C": best_c, "oof_auc": round(best_auc, 3),
         "feature_auc_dev": per_feature_auc, "dropped": args.drop,
         "settings": {**chosen, "min_judge": threshold},
@@ -204,7 +309,7 @@ def main() -> None:
         "test": scores(flags(split["test"], config, threshold), split["test"]),
         "curve": curve, "ablations": ablations, "dev_frontier": frontier,
     }
-    print(json.dumps({k: result[k] for k in ("settings", "dev", "test", "oof_auc")}, indent=1))
+    print(json.dumps({k: result[k] for k in ("settings", "dev", "test", "oof_auc", "auc_seen")}, indent=1))
     args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     if args.judge_out is not None:
         scaler, logistic = model.named_steps["standardscaler"], model.named_steps["logisticregression"]
