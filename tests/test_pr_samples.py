@@ -341,8 +341,11 @@ def test_the_audit_reads_a_reviewed_figure_at_its_hardest_end() -> None:
     assert [o.value for o in audit] == [0.2, 0.8, 0.2] and not any(o.passed for o in audit[:2]) and audit[2].passed
     assert "(at its interval's low end, attack.reviewed.accuracy_under_attack_low" in audit[0].message
     assert "at its interval's high end" in audit[1].message
-    gate = check([at_least, at_most], values)  # textrobust gate: the reviewed value itself
-    assert [o.value for o in gate] == [0.8, 0.8] and gate[0].passed
+    bare = check([at_least, at_most], values)  # without reviewed_end: the confirmed-only value
+    assert [o.value for o in bare] == [0.8, 0.8] and bare[0].passed
+    done = {**values, "attack.reviewed.accuracy_under_attack_low": 0.8}  # every finding reviewed: the ends meet
+    reviewed = check([at_least, at_most], done, reviewed_end=True)
+    assert [o.value for o in reviewed] == [0.8, 0.8] and reviewed[0].passed and "interval" not in reviewed[0].message
 
 
 def _use_toy_pr_world(monkeypatch: pytest.MonkeyPatch) -> None:

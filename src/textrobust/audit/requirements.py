@@ -13,7 +13,8 @@ checked by ``textrobust gate`` on a finished run, and by ``textrobust audit --re
 (:func:`reviewed_figure_keys` are known before the run). At audit time nobody has reviewed
 the findings yet, so the audit reads a reviewed figure named without its end (``..._low``,
 ``..._high``) at the end of its interval that is hardest to meet (``check(...,
-reviewed_end=True)``): the low end for ``>=``, the high end for ``<=``. Before a review that
+reviewed_end=True)``): the low end for ``>=``, the high end for ``<=``; ``textrobust gate`` does
+the same while any finding is unreviewed (the ends meet once all are). Before a review that
 is the automatic figure (accuracy under attack with every flip real), so the audit's gate
 on a reviewed figure is as strict as on the automatic one; ``textrobust gate`` after the
 review reads the reviewed value itself.
@@ -261,8 +262,11 @@ def check(requirements: Iterable[Requirement], values: Mapping[str, float | None
           reviewed_end: bool = False) -> tuple[Outcome, ...]:
     """Each requirement checked against ``values`` (:func:`figures`, or any mapping of
     key -> number). A value that is None or NaN, or a key absent from ``values``, fails.
-    ``reviewed_end`` (the audit's gate): a reviewed figure named without its end is read
-    at the end of its interval hardest to meet (``_low`` for ``>=``, ``_high`` for ``<=``)."""
+    ``reviewed_end`` (``audit --require`` and ``gate``): a reviewed figure named without its
+    end is read, while its interval is open (findings left unreviewed), at the end hardest
+    to meet (``_low`` for ``>=``, ``_high`` for ``<=``); once every finding is reviewed the
+    ends meet and it is the reviewed value. Without it the bare key is the value counting
+    only confirmed findings, which passes an unreviewed run's ``>=`` gate on accuracy trivially."""
     return tuple(_check_one(requirement, values, reviewed_end) for requirement in requirements)
 
 
@@ -280,9 +284,9 @@ def _check_one(requirement: Requirement, values: Mapping[str, float | None], rev
     wanted = f"required {op.value} {_number(threshold)}"
     shown = key
     end = _interval_end(requirement, values) if reviewed_end else None
-    if end is not None:  # the audit's gate: no judgement yet, so the end hardest to meet
-        shown = (f"{key} (at its interval's {end.rsplit('_', 1)[1]} end, {end}: the audit reads it before anyone "
-                 "reviewed the findings; `textrobust gate` reads the reviewed value after `textrobust review`)")
+    if end is not None and values[f"{key}_low"] != values[f"{key}_high"]:  # findings left unreviewed
+        shown = (f"{key} (at its interval's {end.rsplit('_', 1)[1]} end, {end}: not every finding it rests on is "
+                 f"reviewed yet; review them with `textrobust review`, or name {key}_low or {key}_high)")
         key = end
     if key not in values:
         parents = [".".join(key.split(".")[:i]) for i in range(1, key.count(".") + 1)]

@@ -52,7 +52,7 @@ def gate_cmd(
             check_junit_target(junit)
     except TextRobustError as exc:
         fail(exc)
-    apply_gate(run_dir, requirements, junit)
+    apply_gate(run_dir, requirements, junit, reviewed_end=True)
 
 
 def parse_require(values: Iterable[str] | None, subject: str = "The '--require' option") -> tuple[Requirement, ...]:
