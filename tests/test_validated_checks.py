@@ -12,7 +12,7 @@ from test_validity import _TAGS, DictTagger, light_source
 
 from textrobust.attack.candidates import PosTag
 from textrobust.attack.candidates.contextual import ContextualScores
-from textrobust.attack.candidates.judge import FEATURES, TrainedJudge, feature_row
+from textrobust.attack.candidates.judge import FEATURES, BoostedJudge, TrainedJudge, feature_row, load_judge
 from textrobust.attack.candidates.validated import FUNCTION_ADVERB, NAME, position_guard
 from textrobust.errors import ConfigError
 from textrobust.text import Text
@@ -97,6 +97,60 @@ def test_a_judge_round_trips_through_its_file_and_a_wrong_file_is_a_config_error
         TrainedJudge.load(path)
     with pytest.raises(ConfigError, match="one per feature"):
         TrainedJudge((0.0,), (1.0,), (0.0,), 0.0, {})
+
+
+def reverse_trees() -> BoostedJudge:
+    """Two stumps on the reverse (collocation) reading: a low reverse score (the original
+    word still likely after the swap) keeps, a high one rejects."""
+    r = FEATURES.index("reverse")
+    stump = ((r, 0.0, 1, 2, 0.0), (-1, 0.0, 0, 0, 1.5), (-1, 0.0, 0, 0, -1.5))
+    return BoostedJudge((stump, stump), 0.0, {})
+
+
+def test_a_boosted_judge_rejects_the_wrong_sense_and_keeps_the_synonym() -> None:
+    source = light_source(min_zipf=0.0, min_judge=0.5, scorer=FakeScorer(), judge=reverse_trees())
+    assert [s.word for s in source.candidates(Text.from_string("The good film"), [2])[2]] == ["movie"]
+    (picture,) = source.evidence(Text.from_string("The good film"), 2, "picture")
+    assert picture.reason == "judge" and picture.judge == pytest.approx(0.0474, abs=1e-4)  # sigmoid(-3)
+    (movie,) = source.evidence(Text.from_string("The good film"), 2, "movie")
+    assert movie.kept and movie.judge == pytest.approx(0.9526, abs=1e-4)
+
+
+def test_a_boosted_judge_gives_scikit_learns_probabilities_and_round_trips(tmp_path: Path) -> None:
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, len(FEATURES)))
+    y = (x[:, 0] + x[:, 3] * x[:, 4] > 0).astype(int)
+    model = HistGradientBoostingClassifier(max_leaf_nodes=6, max_iter=20, learning_rate=0.1, random_state=0).fit(x, y)
+    judge = BoostedJudge.from_sklearn(model, {"note": "random"})
+    assert np.allclose(judge.probability(x), model.predict_proba(x)[:, 1], atol=1e-9)
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(judge.to_dict()), encoding="utf-8")
+    loaded = load_judge(path)
+    assert isinstance(loaded, BoostedJudge) and loaded.version == judge.version and loaded.record == {"note": "random"}
+    assert np.allclose(loaded.probability(x), judge.probability(x))
+    assert isinstance(load_judge(_logistic_file(tmp_path)), TrainedJudge)  # a logistic file stays logistic
+    with pytest.raises(ConfigError, match="load_judge"):
+        TrainedJudge.load(path)
+    broken = judge.to_dict()
+    broken["trees"][0][0] = [len(FEATURES) + 5, 0.0, 1, 2, 0.0]  # a feature that does not exist
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(ConfigError, match="bad node"):
+        load_judge(path)
+
+
+def _logistic_file(folder: Path) -> Path:
+    path = folder / "logistic.json"
+    path.write_text(json.dumps(reverse_judge().to_dict()), encoding="utf-8")
+    return path
+
+
+def test_the_shipped_judge_loads() -> None:
+    judge = load_judge()
+    assert judge.probability([[0.0] * len(FEATURES)]).shape == (1,)
+    assert judge.record["operating_point"]["min_judge"] is not None
 
 
 # ---- the shipped source on the issue's own examples (heavy: WordNet, spaCy, MiniLM) -------------

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from textrobust.attack.candidates.judge import FEATURES, TrainedJudge, feature_row
+from textrobust.attack.candidates.judge import FEATURES, BoostedJudge, TrainedJudge, feature_row
 from textrobust.attack.candidates.labelled import LabelledSubstitution, labelled_substitutions
 from textrobust.attack.candidates.tagging import SpacyTagger
 from textrobust.attack.candidates.validated import (
@@ -158,8 +158,6 @@ def main() -> None:
     parser.add_argument("--errors-out", type=Path, default=None,
                         help="write the test half's false positives (and missed valid items) at the operating point")
     args = parser.parse_args()
-    if args.model != "logistic" and args.judge_out is not None:
-        raise SystemExit("--judge-out writes a logistic judge only; drop --model boosting")
     MODEL["kind"] = args.model
     from wordfreq import zipf_frequency
 
@@ -312,17 +310,26 @@ def main() -> None:
     print(json.dumps({k: result[k] for k in ("settings", "dev", "test", "oof_auc", "auc_seen")}, indent=1))
     args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     if args.judge_out is not None:
-        scaler, logistic = model.named_steps["standardscaler"], model.named_steps["logisticregression"]
-        scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-        judge = TrainedJudge(tuple(float(v) for v in scaler.mean_), tuple(float(v) for v in scale),
-                             tuple(float(v) for v in logistic.coef_[0]), float(logistic.intercept_[0]),
-                             {"trained_on": f"dev half of the labelled set, {len(train)} items passing the hard "
-                                            f"checks ({int(y.sum())} valid)", "C": best_c,
-                              "out_of_fold_auc": round(best_auc, 3), "dropped": args.drop,
-                              "operating_point": result["settings"], "dev": result["dev"],
-                              "test": result["test"]})
+        if extras:
+            raise SystemExit("--judge-out: the shipped judge reads FEATURES only; drop --extra")
+        record = {"trained_on": f"dev half of the labelled set, {len(train)} items passing the hard "
+                                f"checks ({int(y.sum())} valid)", "model": args.model, "C": best_c,
+                  "out_of_fold_auc": round(best_auc, 3), "dropped": args.drop,
+                  "operating_point": result["settings"], "dev": result["dev"], "test": result["test"]}
+        judge: TrainedJudge | BoostedJudge
+        if args.model == "boosting":
+            judge = BoostedJudge.from_sklearn(model, record)
+        else:
+            scaler, logistic = model.named_steps["standardscaler"], model.named_steps["logisticregression"]
+            scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+            judge = TrainedJudge(tuple(float(v) for v in scaler.mean_), tuple(float(v) for v in scale),
+                                 tuple(float(v) for v in logistic.coef_[0]), float(logistic.intercept_[0]), record)
+        # the shipped form must give the fitted model's probabilities
+        gap = float(np.max(np.abs(judge.probability(x) - model.predict_proba(x)[:, 1])))
+        if gap > 1e-6:
+            raise SystemExit(f"the written judge differs from the fitted model by {gap}")
         args.judge_out.write_text(json.dumps(judge.to_dict(), indent=1) + "\n", encoding="utf-8")
-        print("wrote", args.judge_out)
+        print("wrote", args.judge_out, f"(largest difference from the fitted model {gap:.1e})")
 
 
 if __name__ == "__main__":

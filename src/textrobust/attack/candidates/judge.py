@@ -10,8 +10,12 @@ collocation check), trained on the **dev half** of the labelled set, cross-valid
 sentence (``benchmarks/validity/tune_judge.py``); its probability is one more check,
 ``min_judge`` in the settings (the operating point named there, chosen on dev).
 
-It is a plain logistic regression (scikit-learn's, trained offline) whose weights ship as
-JSON (``resources/substitutions/judge.json``); applying it needs numpy only.
+Two kinds ship as JSON (``resources/substitutions/judge.json``), both trained offline with
+scikit-learn and applied with numpy only: :class:`TrainedJudge`, a plain logistic
+regression, and :class:`BoostedJudge`, gradient-boosted trees over the same features
+(scikit-learn's ``HistGradientBoostingClassifier``, Friedman 2001's gradient boosting with
+the histogram splits of Ke et al. 2017, LightGBM), stored as node tables. :func:`load_judge`
+reads either.
 """
 
 from __future__ import annotations
@@ -23,13 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from textrobust.errors import ConfigError
 
-__all__ = ["FEATURES", "TrainedJudge", "default_judge_path", "feature_row"]
+__all__ = ["FEATURES", "BoostedJudge", "Judge", "TrainedJudge", "default_judge_path", "feature_row", "load_judge"]
 
 #: The judge's inputs, in order (what :func:`feature_row` computes from one verdict's evidence).
 FEATURES = (
@@ -72,6 +76,40 @@ def default_judge_path() -> Path:
     return Path(str(resources.files("textrobust").joinpath("resources", "substitutions", "judge.json")))
 
 
+class Judge(Protocol):
+    """What the validated source asks of a judge."""
+
+    @property
+    def record(self) -> Mapping[str, Any]: ...
+
+    def probability(self, rows: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray: ...
+
+    @property
+    def version(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _read(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
+    path = Path(path) if path is not None else default_judge_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"Cannot read the trained judge {path}: {exc}. Reinstall textrobust, or train one with "
+                          "benchmarks/validity/tune_judge.py.") from None
+    if data.get("format") != "textrobust-judge" or list(data.get("features", ())) != list(FEATURES):
+        raise ConfigError(f"{path} is not a judge for these features ({', '.join(FEATURES)}); retrain it with "
+                          "benchmarks/validity/tune_judge.py.")
+    return path, data
+
+
+def load_judge(path: str | Path | None = None) -> TrainedJudge | BoostedJudge:
+    """The shipped judge (or the one at ``path``): a :class:`BoostedJudge` when the file's
+    ``model`` says ``boosted``, else a :class:`TrainedJudge`."""
+    _, data = _read(path)
+    return BoostedJudge.load(path) if data.get("model") == "boosted" else TrainedJudge.load(path)
+
+
 @dataclass(frozen=True)
 class TrainedJudge:
     """A logistic regression over standardised :data:`FEATURES`: ``p = sigmoid(bias +
@@ -89,7 +127,7 @@ class TrainedJudge:
             raise ConfigError(f"A trained judge needs {n} means, scales and weights (one per feature of FEATURES); "
                               f"got {len(self.mean)}, {len(self.scale)}, {len(self.weights)}.")
 
-    def probability(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
+    def probability(self, rows: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
         """P(valid) for each feature row."""
         x = np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))
         z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -110,18 +148,101 @@ class TrainedJudge:
     @classmethod
     def load(cls, path: str | Path | None = None) -> TrainedJudge:
         """The shipped judge (or the one at ``path``)."""
-        path = Path(path) if path is not None else default_judge_path()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"Cannot read the trained judge {path}: {exc}. Reinstall textrobust, or train one with "
-                              "benchmarks/validity/tune_judge.py.") from None
-        if data.get("format") != "textrobust-judge" or list(data.get("features", ())) != list(FEATURES):
-            raise ConfigError(f"{path} is not a judge for these features ({', '.join(FEATURES)}); retrain it with "
-                              "benchmarks/validity/tune_judge.py.")
+        path, data = _read(path)
+        if data.get("model", "logistic") != "logistic":
+            raise ConfigError(f"{path} holds a {data.get('model')!r} judge, not a logistic one; read it with load_judge.")
         values = [float(v) for v in (*data["mean"], *data["scale"], *data["weights"], data["bias"])]
         if not all(math.isfinite(v) for v in values):
             raise ConfigError(f"{path} holds a weight that is not a finite number.")
         n = len(FEATURES)
         return cls(tuple(values[:n]), tuple(values[n : 2 * n]), tuple(values[2 * n : 3 * n]), values[-1],
                    dict(data.get("record", {})))
+
+
+#: The columns of one tree's node table in :class:`BoostedJudge` (a leaf has feature -1).
+NODE_COLUMNS = ("feature", "threshold", "left", "right", "value")
+
+
+@dataclass(frozen=True)
+class BoostedJudge:
+    """Gradient-boosted regression trees over the raw :data:`FEATURES`: ``p = sigmoid(
+    baseline + sum of each tree's leaf value)``; at a node, a row goes left when its feature
+    is at most the threshold (scikit-learn's rule). Each tree is a tuple of nodes
+    ``(feature, threshold, left, right, value)`` (:data:`NODE_COLUMNS`), node 0 the root, a
+    leaf's feature -1. ``record`` says how it was trained and measured."""
+
+    trees: tuple[tuple[tuple[int, float, int, int, float], ...], ...]
+    baseline: float
+    record: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        n = len(FEATURES)
+        for t, tree in enumerate(self.trees):
+            size = len(tree)
+            for feature, threshold, left, right, value in tree:
+                inner_ok = 0 <= feature < n and 0 < left < size and 0 < right < size
+                if not (feature == -1 or inner_ok) or not (math.isfinite(threshold) or feature == -1) \
+                        or not math.isfinite(value):
+                    raise ConfigError(f"Tree {t} of the boosted judge has a bad node ({feature}, {threshold}, {left}, "
+                                      f"{right}, {value}): features run 0..{n - 1}, children inside the tree, a "
+                                      "leaf has feature -1; retrain it with benchmarks/validity/tune_judge.py.")
+        if not self.trees or not math.isfinite(self.baseline):
+            raise ConfigError("A boosted judge needs at least one tree and a finite baseline.")
+
+    def probability(self, rows: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
+        """P(valid) for each feature row."""
+        x = np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))
+        raw = np.full(len(x), self.baseline)
+        every = np.arange(len(x))
+        for tree in self.trees:
+            table = np.asarray(tree, dtype=float)
+            feature, threshold = table[:, 0].astype(int), table[:, 1]
+            left, right, value = table[:, 2].astype(int), table[:, 3].astype(int), table[:, 4]
+            node = np.zeros(len(x), dtype=int)
+            for _ in range(len(tree)):  # a path is at most as long as the tree
+                inner = feature[node] >= 0
+                if not inner.any():
+                    break
+                f = np.where(inner, feature[node], 0)
+                step = np.where(x[every, f] <= threshold[node], left[node], right[node])
+                node = np.where(inner, step, node)
+            raw += value[node]
+        return 1.0 / (1.0 + np.exp(-np.clip(raw, -50, 50)))
+
+    @property
+    def version(self) -> str:
+        """A hash of the trees (part of the verdict cache's key)."""
+        blob = json.dumps([self.trees, self.baseline], default=float)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": "textrobust-judge", "model": "boosted", "features": list(FEATURES),
+                "node_columns": list(NODE_COLUMNS), "baseline": self.baseline,
+                "trees": [[list(node) for node in tree] for tree in self.trees], "record": dict(self.record)}
+
+    @classmethod
+    def from_sklearn(cls, model: Any, record: Mapping[str, Any]) -> BoostedJudge:
+        """The trees of a fitted binary ``HistGradientBoostingClassifier`` (numeric features,
+        no missing values)."""
+        trees = []
+        for (predictor,) in model._predictors:
+            nodes = predictor.nodes
+            trees.append(tuple(
+                (-1 if leaf else int(f), 0.0 if leaf else float(t), int(a), int(b), float(v) if leaf else 0.0)
+                for f, t, a, b, v, leaf in zip(nodes["feature_idx"], nodes["num_threshold"], nodes["left"],
+                                               nodes["right"], nodes["value"], nodes["is_leaf"])))
+        return cls(tuple(trees), float(np.asarray(model._baseline_prediction).ravel()[0]), dict(record))
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> BoostedJudge:
+        path, data = _read(path)
+        if data.get("model") != "boosted" or list(data.get("node_columns", ())) != list(NODE_COLUMNS):
+            raise ConfigError(f"{path} is not a boosted judge with nodes ({', '.join(NODE_COLUMNS)}).")
+        try:
+            trees = tuple(tuple((int(f), float(t), int(a), int(b), float(v)) for f, t, a, b, v in tree)
+                          for tree in data["trees"])
+            baseline = float(data["baseline"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{path} holds a malformed boosted judge ({exc}); retrain it with "
+                              "benchmarks/validity/tune_judge.py.") from None
+        return cls(trees, baseline, dict(data.get("record", {})))

@@ -79,7 +79,7 @@ from typing import Any, NamedTuple, TypedDict
 from pydantic import Field
 
 from textrobust.attack.candidates.inflection import inflect, is_word, lemmatize, match_case
-from textrobust.attack.candidates.judge import TrainedJudge
+from textrobust.attack.candidates.judge import Judge, load_judge
 from textrobust.attack.candidates.polarity import PolarityLexicon
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
 from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
@@ -331,7 +331,7 @@ class ValidatedSynonyms:
         polarity: PolarityLexicon | None = None,
         lm: Any | None = None,
         scorer: Any | None = None,
-        judge: TrainedJudge | None = None,
+        judge: Judge | None = None,
         placement: Placement | None = None,
         user_labels: UserLabels | None = None,
         verdict_cache: str | Path | bool | None = None,
@@ -417,10 +417,10 @@ class ValidatedSynonyms:
         return self._scorer
 
     @property
-    def judge(self) -> TrainedJudge:
+    def judge(self) -> Judge:
         """The trained judge (``resources/substitutions/judge.json`` unless given)."""
         if self._judge_model is None:
-            self._judge_model = TrainedJudge.load()
+            self._judge_model = load_judge()
         return self._judge_model
 
     @property
