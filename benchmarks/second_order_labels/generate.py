@@ -7,6 +7,7 @@ read by people, naturalness 1-5 of x0 and of the vulnerable example, and whether
 patch keeps the sentiment a reader gives (Table 4).
 
     python benchmarks/second_order_labels/generate.py split              # sentences.tsv (dev/test by sentence)
+    python benchmarks/second_order_labels/generate.py extend --n 120 --round 1   # append more (a pool spent)
     python benchmarks/second_order_labels/generate.py run --victim V --victim-name cnn --half dev --phase 1 \
         --settings baseline --out /work/labelwork/so/findings_p1_cnn.jsonl
     python benchmarks/second_order_labels/generate.py chunks --phase 1 FINDINGS...   # blinded chunks + key
@@ -53,21 +54,9 @@ def _half(text: str) -> str:
 def make_split(args: argparse.Namespace) -> None:
     """Draw the sentences (Rotten Tomatoes test split; tweets test split, clean non-neutral
     ones of 8-35 words) and write them with their half to ``sentences.tsv``."""
-    from textrobust.data import load_dataset
-
     rows = []
     for corpus, n in PER_CORPUS.items():
-        examples = load_dataset(corpus, split="test").examples
-        pool = []
-        for e in examples:
-            text = clean_tweet(str(e.text)) if corpus == "tweets" else str(e.text)
-            words = len(text.split())
-            if corpus == "tweets" and (e.label == 1 or not 8 <= words <= 35 or not text.isascii()
-                                       or text.endswith("...")):
-                continue
-            if corpus == "rotten_tomatoes" and not 4 <= words <= 40:
-                continue
-            pool.append((e, text))
+        pool = _pool(corpus)
         rng = random.Random(SEED)
         picked = rng.sample(pool, min(n, len(pool)))
         print(corpus, "pool", len(pool))
@@ -81,6 +70,45 @@ def make_split(args: argparse.Namespace) -> None:
     for corpus in PER_CORPUS:
         mine = [r for r in rows if r["corpus"] == corpus]
         print(corpus, len(mine), "dev", sum(r["half"] == "dev" for r in mine))
+
+
+def _pool(corpus: str) -> list[tuple[Any, str]]:
+    """The test-split examples of ``corpus`` that may be drawn, with their (cleaned) text."""
+    from textrobust.data import load_dataset
+
+    pool = []
+    for e in load_dataset(corpus, split="test").examples:
+        text = clean_tweet(str(e.text)) if corpus == "tweets" else str(e.text)
+        words = len(text.split())
+        if corpus == "tweets" and (e.label == 1 or not 8 <= words <= 35 or not text.isascii()
+                                   or text.endswith("...")):
+            continue
+        if corpus == "rotten_tomatoes" and not 4 <= words <= 40:
+            continue
+        pool.append((e, text))
+    return pool
+
+
+def extend_split(args: argparse.Namespace) -> None:
+    """Append ``--n`` more sentences per corpus to ``sentences.tsv`` (a half's pool is spent):
+    drawn from the same pool without the sentences already there, with a seed of their own
+    (``--round``); the existing rows and the hash rule that assigns the halves stay."""
+    existing = load_sentences()
+    have = {(r["corpus"], r["example_id"]) for r in existing}
+    rows = []
+    for corpus in PER_CORPUS:
+        pool = [(e, text) for e, text in _pool(corpus) if (corpus, e.id) not in have]
+        rng = random.Random(f"{SEED}-extend-{args.round}")
+        first = 1 + max(int(r["order"]) for r in existing if r["corpus"] == corpus)
+        for order, (e, text) in enumerate(rng.sample(pool, min(args.n, len(pool))), first):
+            rows.append({"corpus": corpus, "example_id": e.id, "half": _half(text), "order": order,
+                         "label": e.label, "text": text})
+    with SENTENCES.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(existing[0]), delimiter="\t", lineterminator="\n")
+        writer.writerows(rows)
+    for corpus in PER_CORPUS:
+        mine = [r for r in rows if r["corpus"] == corpus]
+        print(corpus, "appended", len(mine), "dev", sum(r["half"] == "dev" for r in mine))
 
 
 def load_sentences() -> list[dict[str, str]]:
@@ -317,6 +345,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("split")
+    x = sub.add_parser("extend", help="append more sentences per corpus to sentences.tsv")
+    x.add_argument("--n", type=int, required=True)
+    x.add_argument("--round", type=int, required=True, help="the draw's seed suffix (one per extension)")
     p = sub.add_parser("run")
     p.add_argument("--victim", required=True)
     p.add_argument("--victim-name", required=True)
@@ -337,7 +368,7 @@ def main() -> None:
     m = sub.add_parser("merge")
     m.add_argument("--out", help="write here instead of the shipped labelled.tsv")
     args = parser.parse_args()
-    {"split": make_split, "run": run, "chunks": make_chunks, "merge": merge}[args.command](args)
+    {"split": make_split, "extend": extend_split, "run": run, "chunks": make_chunks, "merge": merge}[args.command](args)
 
 
 if __name__ == "__main__":
