@@ -166,7 +166,7 @@ def light_source(**settings: Any) -> ValidatedSynonyms:
     """The source on tiny fakes, with issue 28's settings (no judge, the causal-LM check)
     unless told otherwise."""
     settings = {"min_judge": None, "min_lm_delta": -4.0, "max_valence_change": 1.0, "min_cos": 0.5,
-                "allow_unscored": False, **settings}
+                "allow_unscored": False, "require_wordnet": True, "min_cos_vectors_only": 0.9, **settings}
     lexicon = DictLexicon(
         synonyms={"good": ["good", "great", "fine", "bad"], ("film", "n"): ["film", "movie", "picture", "novel"]},
         antonyms={"good": ["bad"]},

@@ -112,7 +112,8 @@ def staged(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float, base: int
     ``base``), the second with them, asked only when the first stage's probability is in
     ``[lo, hi)``; above the band accepted, below rejected. Per band and second-stage
     threshold: dev and test scores, and the share of the candidates the judge sees that the
-    second stage (the costly model) must score."""
+    second stage (the costly model) must score. (``threshold``, the chosen one-stage point,
+    is recorded for comparison.)"""
     first_x = x.copy()
     first_x[:, base:] = 0.0
     ids = [i.id for i in train]
@@ -125,7 +126,7 @@ def staged(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float, base: int
     p2.update(zip((i.id for i in rest), fit(x, y, c).predict_proba(rest_x)[:, 1]))
     out = []
     for lo, hi in ((0.3, 0.7), (0.35, 0.65), (0.4, 0.6), (0.2, 0.8)):
-        for t in (threshold - 0.05, threshold, threshold + 0.05):
+        for t in (0.4, 0.45, 0.5, 0.55, 0.6):
             prob = {k: (1.0 if v >= hi else 0.0 if v < lo else p2[k]) for k, v in p1.items()}
             row: dict[str, Any] = {"band": [lo, hi], "second_threshold": round(t, 3)}
             for name, group in split.items():
@@ -134,7 +135,7 @@ def staged(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float, base: int
                 row[name] = {**scores(accept(group, t, prob), group),
                              "second_stage_share": round(asked / len(seen), 3) if seen else 0.0}
             out.append(row)
-    return {"rows": out}
+    return {"one_stage_threshold": threshold, "rows": out}
 
 
 def main() -> None:
