@@ -57,8 +57,9 @@ DEFAULT_FLUENCY = 1.0
 DEFAULT_SENTENCES = True
 DEFAULT_POS_CHECK = True
 #: Neighbours change content words only (never a stop word, never into one): issue 38's
-#: second round, chosen on the dev half (post hoc, the paper's-count findings that touched no
-#: stop word lost 1.33 naturalness points against 2.69 for all; the other checks 1.5-2.8).
+#: round 4, chosen on the dev half (post hoc on the paper's-count findings then read, those that
+#: touched no stop word lost 1.33 naturalness points against 2.69 for all; 1.47 against 2.54 on
+#: the 54 dev findings read by the end of the round; benchmarks/results/second_order.md).
 DEFAULT_CONTENT = True
 
 
