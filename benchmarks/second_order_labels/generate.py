@@ -226,7 +226,8 @@ def make_chunks(args: argparse.Namespace) -> None:
         for line in Path(path).read_text().splitlines():
             if line.strip():
                 rec = json.loads(line)
-                if rec["status"] == "succeeded" and ident(rec) not in chunked:  # each finding is read in one round
+                if rec["status"] == "succeeded" and ident(rec) not in chunked:  # each finding is read once
+                    chunked.add(ident(rec))  # two processes may have attacked the same sentence
                     findings.append(rec)
     rng = random.Random(f"chunks-{args.phase}")
     rng.shuffle(findings)
