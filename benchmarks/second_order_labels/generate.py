@@ -309,6 +309,7 @@ def merge(args: argparse.Namespace) -> None:
     out_rows = []
     for reader, pattern in ((1, "labels_chunk_*.tsv"), (2, "labels_double_*.tsv")):
         seen = set()
+        seen_findings: set[tuple[str, ...]] = set()
         for path in sorted(WORK.glob(pattern)):
             for row in _read_labels(path):
                 rec = key.get(row["item"])
@@ -316,6 +317,11 @@ def merge(args: argparse.Namespace) -> None:
                     print(f"{path.name}: item {row['item']} unknown or repeated; skipped")
                     continue
                 seen.add(row["item"])
+                finding = (rec["example_id"], rec["victim"], rec["settings"], str(rec["phase"]))
+                if finding in seen_findings:  # chunked twice in round 5 (two runs found it): the first reading
+                    print(f"{path.name}: item {row['item']} is a finding read already; skipped")
+                    continue
+                seen_findings.add(finding)
                 p = rec["patch"]
                 out_rows.append({
                     "item": row["item"], "phase": rec["phase"], "half": rec["half"], "corpus": rec["corpus"],
