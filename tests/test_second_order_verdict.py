@@ -46,7 +46,7 @@ def test_settings_never_read_do_not_set_the_level(measured: None) -> None:
     found = verdict([ATTACK, second(**{**CHECKS, "margin": 0.2})])
     assert verdict([ATTACK, second(**{**CHECKS, "max_k": 6})])["level"] == "good"  # k = 6 was not read
     assert found["level"] == "good"
-    assert any("never checked by people" in p for p in found["points"])
+    assert any("never checked by readers" in p for p in found["points"])
     assert reader_evidence({**CHECKS, "method": "so-enum"}) is None
     assert reader_evidence({**CHECKS, "content": True}) is None  # content words only: other findings
     assert reader_evidence({**CHECKS, "candidates": "paper"}) is None

@@ -10,7 +10,7 @@ standard.
 Robustness means robustness to substitutions that keep the meaning, so a section whose
 settings say ``candidates = "paper"`` (the paper's own substitutes, most of which change
 the meaning: ``benchmarks/results/validity.md``) keeps its point but does not set the
-level; a point says so. So does a second-order section whose findings, read by people,
+level; a point says so. So does a second-order section whose findings, read blind by LLM reader agents,
 were not natural enough or whose patch did not keep the sentiment often enough (issue 38).
 
 Each section's point that used the validated synonyms ends with what "robust" covers (the
@@ -126,7 +126,7 @@ def verdict(sections: Sequence[Mapping[str, Any]], gates: Mapping[str, Gate] | N
     if not risks:
         headline = _uncounted([s for s in sections if s not in barred], paper)
         if barred:
-            why = f"{_names(barred)} did not meet the bar that people's reading of its findings sets (see below)"
+            why = f"{_names(barred)} did not meet the bar that the readers' reading of its findings sets (see below)"
             headline = (f"No analysis counted toward the level: {why}." if headline == _HEADLINES["unknown"]
                         else f"{headline} Also, {why}.")
         return {"level": "unknown", "headline": headline, "points": points}

@@ -1,4 +1,4 @@
-"""The labelled second-order findings (issue 38): SO-Beam findings read by people.
+"""The labelled second-order findings (issue 38): SO-Beam findings read blind by LLM reader agents.
 
 Zhang et al., "Double Perturbation", NAACL 2021 (../shared/papers/double-perturbation-
 second-order-robustness-and-bias.txt), Section 3.3.3 and Appendix A.2: people score the

@@ -11,7 +11,7 @@ and figures in ``benchmarks/results/second_order.md``) is recorded here per grou
 settings, measured on the test half of the sentence split. Second-order sets the verdict's
 level only when the figures of the settings in use meet both targets: naturalness drop
 x0 -> x~0 at most :data:`TARGET_DROP` and patch keeps sentiment at least
-:data:`TARGET_KEEPS`. Settings never read by people have no evidence and do not set it.
+:data:`TARGET_KEEPS`. Settings never read have no evidence and do not set it.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ def gate(settings: Mapping[str, Any]) -> tuple[bool, str]:
     found = reader_evidence(settings)
     if found is None:
         return False, ("Second-order does not set the level: findings made with these settings were never checked "
-                       "by people (issue 38's reading covers SO-Beam with the default fill-in and patch rule).")
-    figures = (f"read by people, the vulnerable examples lose {found.naturalness_drop:.2f} naturalness points "
+                       "by readers (issue 38's reading covers SO-Beam with the default fill-in and patch rule).")
+    figures = (f"read blind by LLM reader agents under the paper's protocol, the vulnerable examples lose {found.naturalness_drop:.2f} naturalness points "
                f"against x0 and the synonym patch keeps the sentiment of {found.patch_keeps:.0%} "
                f"({found.findings} findings, {found.measured})")
     if found.meets_targets:
