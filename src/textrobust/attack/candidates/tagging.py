@@ -22,6 +22,9 @@ __all__ = ["PosTag", "SpacyTagger", "Tagger"]
 _GAP_TOKEN = re.compile(r"(\S)\1*")
 # The spaCy components that produce PTB tags (tagger) and UPOS (attribute_ruler).
 _TAGGING_PIPES = ("tok2vec", "tagger", "attribute_ruler")
+#: spaCy tokens either side of a word that :meth:`SpacyTagger.tags_at` tags with it (the
+#: receptive field of the English pipelines' tok2vec: depth 4, window 1)
+WINDOW = 4
 
 
 class PosTag(NamedTuple):
@@ -49,6 +52,7 @@ class SpacyTagger:
         self._nlp = nlp
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple[str, ...], tuple[PosTag, ...]] = OrderedDict()
+        self._exact: bool | None = None
 
     @property
     def nlp(self) -> Any:
@@ -86,6 +90,60 @@ class SpacyTagger:
             while self.cache_size and len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return [found if found is not None else () for found in out]
+
+    def tags_at(self, texts: Sequence[Text], positions: Sequence[int]) -> list[PosTag]:
+        """The tag of word ``positions[i]`` of ``texts[i]``, each tagged in a window of
+        :data:`WINDOW` spaCy tokens either side of that word, in one batch (the validated
+        source re-tags each candidate's sentence for one word only).
+
+        The same tag as tagging the whole text: the English pipeline's tagger reads
+        ``tok2vec``'s vectors, a maxout window encoder of depth 4 and window 1 over per-token
+        features, so a token's vector depends on the 4 tokens either side of it and nothing
+        further; its attribute ruler's patterns span at most 2 tokens. A text of several
+        columns, or a pipeline other than that one (:meth:`_window_exact`), is tagged
+        whole."""
+        if len(texts) != len(positions):
+            raise ConfigError(f"SpacyTagger.tags_at got {len(texts)} texts and {len(positions)} positions.")
+        cached = [self._cache.get(t.key) for t in texts]
+        if not self._window_exact() or any(len(t.columns) != 1 or not t.words for t in texts):
+            return [tags[p] for tags, p in zip(self.many(texts), positions)]
+        from spacy.tokens import Doc
+
+        nlp = self.nlp
+        docs, at = [], []
+        for text, position, found in zip(texts, positions, cached):
+            if found is not None:
+                continue
+            spans = [(s, e) for _, s, e in text.word_spans()]
+            tokens, spaces, word_tokens = _tokens(text.columns[0], spans)
+            t = word_tokens[position]
+            lo, hi = max(0, t - WINDOW), min(len(tokens), t + WINDOW + 1)
+            docs.append(Doc(nlp.vocab, words=tokens[lo:hi], spaces=spaces[lo:hi]))
+            at.append(t - lo)
+        for pipe in [nlp.get_pipe(name) for name in _TAGGING_PIPES if name in nlp.pipe_names]:
+            docs = list(pipe.pipe(docs, batch_size=64))
+        fresh = iter(PosTag(doc[t].tag_, doc[t].pos_) for doc, t in zip(docs, at))
+        return [found[p] if found is not None else next(fresh) for found, p in zip(cached, positions)]
+
+    def _window_exact(self) -> bool:
+        """Whether a word's tag depends only on :data:`WINDOW` tokens either side: the
+        pipeline's tok2vec is a maxout window encoder of ``depth * window_size <= WINDOW``
+        and its tagger listens to it (spaCy's English pipelines)."""
+        if self._exact is not None:
+            return self._exact
+        nlp = self.nlp
+        try:
+            encode = nlp.config["components"]["tok2vec"]["model"]["encode"]
+            listener = nlp.config["components"]["tagger"]["model"]["tok2vec"]["@architectures"]
+        except (KeyError, TypeError):
+            self._exact = False
+            return False
+        ruler = nlp.get_pipe("attribute_ruler") if "attribute_ruler" in nlp.pipe_names else None
+        longest = max((len(p["patterns"][0]) for p in ruler.patterns), default=1) if ruler is not None else 1
+        self._exact = (str(encode.get("@architectures", "")).startswith("spacy.MaxoutWindowEncoder")
+                       and int(encode["depth"]) * int(encode["window_size"]) <= WINDOW
+                       and str(listener).startswith("spacy.Tok2VecListener") and longest - 1 <= WINDOW)
+        return self._exact
 
     def _tag_batch(self, texts: Sequence[Text]) -> list[tuple[PosTag, ...]]:
         if any(len(t.columns) != 1 or not t.words for t in texts):

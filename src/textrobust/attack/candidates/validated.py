@@ -593,11 +593,18 @@ class ValidatedSynonyms:
         if not wanted:
             return
         changed = [text.replace(p, judged[p][i].substitute) for p, i in wanted]
-        many = getattr(self.tagger, "many", None)  # a batch at once (SpacyTagger), else one by one
-        retagged = many(changed) if many is not None else [self.tagger(t) for t in changed]
-        for (p, i), new, new_tags in zip(wanted, changed, retagged):
-            kept = len(new) == len(text) and len(new_tags) == len(text) and new_tags[p].pos == tags[p].pos
-            judged[p][i] = replace(judged[p][i], tag_kept=kept)
+        tags_at = getattr(self.tagger, "tags_at", None)  # the one word, in a window (SpacyTagger)
+        if tags_at is not None:
+            fits = [k for k, new in enumerate(changed) if len(new) == len(text)]
+            found = dict(zip(fits, tags_at([changed[k] for k in fits], [wanted[k][0] for k in fits])))
+            for k, (p, i) in enumerate(wanted):
+                judged[p][i] = replace(judged[p][i], tag_kept=k in found and found[k].pos == tags[p].pos)
+        else:
+            many = getattr(self.tagger, "many", None)  # a batch at once, else one by one
+            retagged = many(changed) if many is not None else [self.tagger(t) for t in changed]
+            for (p, i), new, new_tags in zip(wanted, changed, retagged):
+                kept = len(new) == len(text) and len(new_tags) == len(text) and new_tags[p].pos == tags[p].pos
+                judged[p][i] = replace(judged[p][i], tag_kept=kept)
         rejudge(wanted)
         wanted = survivors()
         if wanted and c.min_judge is not None:
