@@ -133,6 +133,7 @@ class _Job(NamedTuple):
     inputs: list[int]  # the candidate's tokens, then all targets but the last
     targets: list[int]  # the first tokens after the gap
     lm_score: float = 0.0
+    context: bytes = b""  # the context's token ids (int64 bytes): with inputs and targets, the job's key
 
 
 @dataclass
@@ -236,6 +237,7 @@ class ProductFillIn(LazyCausalLM):
         exact_lookahead: bool = False,
         batch_size: int = 16,
         cache_size: int | None = 20_000,
+        lookahead_memo_size: int | None = 200_000,
         placement: Placement | None = None,
     ) -> None:
         if not callable(getattr(masked, "whole_word_logits", None)):
@@ -267,6 +269,11 @@ class ProductFillIn(LazyCausalLM):
         self.contexts = 0  # distinct left contexts asked of the causal LM
         self.rows_run = 0  # causal rows run (a context that is a prefix of another is read from it)
         self.lookahead_rows = 0  # candidate continuations run for the lookahead
+        self.lookahead_reused = 0  # continuations read back (the same context, candidate and tokens after)
+        # a continuation's log-probability by its context, candidate and target tokens: the
+        # same left context recurs across a beam's neighbours (they differ at one word)
+        self._lookahead_memo: LRUCache[tuple[bytes, tuple[int, ...], tuple[int, ...]], float] = LRUCache(
+            lookahead_memo_size)
 
     @property
     def vocab(self) -> Any:
@@ -369,7 +376,9 @@ class ProductFillIn(LazyCausalLM):
                     spaced = contexts[i][1]
                     for j in tops[i].tolist():
                         inputs = self._candidate_ids(j, spaced, logits) + rights[i][:-1]
-                        jobs.append(_Job(i, len(caches) - 1, n, where[i][1], inputs, rights[i], float(lm_row[j])))
+                        context = np.asarray(rows[chunk[n]][: where[i][1] + 1], dtype=np.int64).tobytes()
+                        jobs.append(_Job(i, len(caches) - 1, n, where[i][1], inputs, rights[i], float(lm_row[j]),
+                                         context))
             if len(jobs) >= self.lookahead_batch:
                 self._add_lookahead(caches, jobs, tops, totals)
                 caches, jobs = [], []
@@ -448,8 +457,9 @@ class ProductFillIn(LazyCausalLM):
         the rest and score differences stay log-ratios."""
         import torch
 
+        reused = self.lookahead_reused
         values = self._continuation_logprobs(caches, jobs)
-        self.lookahead_rows += sum(v is not None for v in values)
+        self.lookahead_rows += sum(v is not None for v in values) - (self.lookahead_reused - reused)
         extra = self.rerank_weight - self.weight
         per_request: dict[int, list[float | None]] = {}
         for job, value in zip(jobs, values):
@@ -479,26 +489,28 @@ class ProductFillIn(LazyCausalLM):
         depth = max(len(job.inputs) for job in jobs)
         widths = [int(c.get_seq_length()) for c in caches]
         fits = [window is None or w + depth < int(window) - 1 for w in widths]
-        kept = [j for j, job in enumerate(jobs) if fits[job.batch]]
+        fitting = [j for j, job in enumerate(jobs) if fits[job.batch]]
         out: list[float | None] = [None] * len(jobs)
+        # each distinct continuation runs once; one already run (this call or before) is read back
+        key_of = {j: (jobs[j].context, tuple(jobs[j].inputs), tuple(jobs[j].targets)) for j in fitting}
+        leader: dict[tuple[bytes, tuple[int, ...], tuple[int, ...]], int] = {}
+        kept: list[int] = []
+        for j in fitting:
+            known = self._lookahead_memo.get(key_of[j]) if jobs[j].context else None
+            if known is not None:
+                out[j] = known
+            elif key_of[j] not in leader or not jobs[j].context:
+                leader.setdefault(key_of[j], j)
+                kept.append(j)
+        self.lookahead_reused += len(fitting) - len(kept)
         if not kept:
             return out
-        cache, width = _stack_caches(caches, [(jobs[j].batch, jobs[j].row) for j in kept])
         pad = int(getattr(lm.tokenizer, "pad_token_id", None) or 0)
-        # the rows' arrays are built in NumPy and handed to torch once (per-row tensor
-        # writes cost more than the arithmetic for a few hundred rows)
-        n = len(kept)
-        ids_np = np.full((n, depth), pad, dtype=np.int64)
-        mask_np = np.zeros((n, width + depth), dtype=np.int64)
-        lasts = np.array([jobs[j].last for j in kept], dtype=np.int64)
-        sizes = np.array([len(jobs[j].inputs) for j in kept], dtype=np.int64)
-        ids_np[np.arange(depth) < sizes[:, None]] = [t for j in kept for t in jobs[j].inputs]
-        mask_np[:, :width] = np.arange(width) <= lasts[:, None]
-        mask_np[:, width:] = np.arange(depth) < sizes[:, None]
         device = head.weight.device
-        ids = torch.as_tensor(ids_np, device=device)
-        mask = torch.as_tensor(mask_np, device=device)
-        positions = torch.as_tensor(lasts[:, None] + 1 + np.arange(depth), device=device)
+        if self.shared_rows:
+            cache, ids, mask, positions, at = self._shared_row_inputs(caches, jobs, kept, pad)
+        else:
+            cache, ids, mask, positions, at = self._row_per_job_inputs(caches, jobs, kept, pad)
         rows: list[int] = []
         cols: list[int] = []
         targets: list[int] = []
@@ -507,7 +519,7 @@ class ProductFillIn(LazyCausalLM):
             first = len(job.inputs) - len(job.targets)  # the state after the candidate's last token
             count = len(job.targets)
             rows += [r] * count
-            cols += range(first, first + count)
+            cols += range(at[r][1] + first, at[r][1] + first + count)
             targets += job.targets
         from textrobust.assets.offline import quiet_transformers_notices
 
@@ -516,7 +528,7 @@ class ProductFillIn(LazyCausalLM):
             hidden = lm.model.base_model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
             )[0]
-            states = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]
+            states = hidden[torch.tensor([at[r][0] for r in rows], device=device), torch.tensor(cols, device=device)]
             wanted_ids = torch.tensor(targets, dtype=torch.long, device=device)
             rows_of = self._normalizer_rows()
             weight = head.weight if rows_of is None else self._head_rows("normalizer", rows_of)
@@ -539,7 +551,95 @@ class ProductFillIn(LazyCausalLM):
         np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
         for r, j in enumerate(kept):
             out[j] = float(sums[r])
+            if jobs[j].context:
+                self._lookahead_memo.put(key_of[j], float(sums[r]))
+        for j in fitting:
+            if out[j] is None:  # a repeat within this call
+                out[j] = out[leader[key_of[j]]]
         return out
+
+    #: the lookahead runs the candidates of one cached row as one sequence after a single
+    #: copy of that row, each attending to the row's context and its own tokens only (a 4D
+    #: mask); False: a copy of the row per candidate (the rerank best of every gap of a
+    #: sentence share one row: 60 copies of tens of kB per layer for 20 positions)
+    shared_rows = True
+    #: at most this many tokens after one copy of a row (a longer share takes another copy):
+    #: the rows of a pass are padded to the longest
+    shared_row_tokens = 24
+
+    def _row_per_job_inputs(self, caches: list[Any], jobs: list[_Job], kept: list[int],
+                            pad: int) -> tuple[Any, Any, Any, Any, list[tuple[int, int]]]:
+        """One lookahead row per job: its context's cache row (copied), its tokens, a 2D
+        mask hiding the cached positions after its context; ``at[r]`` = (row, first column)
+        of kept job ``r``'s tokens."""
+        import torch
+
+        cache, width = _stack_caches(caches, [(jobs[j].batch, jobs[j].row) for j in kept])
+        depth = max(len(jobs[j].inputs) for j in kept)
+        # the rows' arrays are built in NumPy and handed to torch once (per-row tensor
+        # writes cost more than the arithmetic for a few hundred rows)
+        n = len(kept)
+        ids_np = np.full((n, depth), pad, dtype=np.int64)
+        mask_np = np.zeros((n, width + depth), dtype=np.int64)
+        lasts = np.array([jobs[j].last for j in kept], dtype=np.int64)
+        sizes = np.array([len(jobs[j].inputs) for j in kept], dtype=np.int64)
+        ids_np[np.arange(depth) < sizes[:, None]] = [t for j in kept for t in jobs[j].inputs]
+        mask_np[:, :width] = np.arange(width) <= lasts[:, None]
+        mask_np[:, width:] = np.arange(depth) < sizes[:, None]
+        device = self.lm.model.get_output_embeddings().weight.device
+        positions = torch.as_tensor(lasts[:, None] + 1 + np.arange(depth), device=device)
+        return (cache, torch.as_tensor(ids_np, device=device), torch.as_tensor(mask_np, device=device), positions,
+                [(r, 0) for r in range(n)])
+
+    def _shared_row_inputs(self, caches: list[Any], jobs: list[_Job], kept: list[int],
+                           pad: int) -> tuple[Any, Any, Any, Any, list[tuple[int, int]]]:
+        """One lookahead row per distinct cached row: one copy of it, then the tokens of
+        every job on it one after the other; a 4D mask lets each token see the cached
+        positions up to its job's context end and its own job's tokens up to itself, and
+        its position id continues its own context, so each job computes what it would
+        alone (the key/value states of the other jobs' tokens are masked out). Padding
+        tokens see the first position only (a row of no visible key is undefined)."""
+        import torch
+
+        open_row: dict[tuple[int, int], int] = {}  # the row still taking jobs of each cached row
+        picks: list[tuple[int, int]] = []
+        members: list[list[int]] = []
+        filled: list[int] = []
+        for j in kept:
+            key = (jobs[j].batch, jobs[j].row)
+            u = open_row.get(key)
+            size = len(jobs[j].inputs)
+            if u is None or filled[u] + size > self.shared_row_tokens:  # bounded: rows are padded to the longest
+                u = open_row[key] = len(members)
+                picks.append(key)
+                members.append([])
+                filled.append(0)
+            members[u].append(j)
+            filled[u] += size
+        cache, width = _stack_caches(caches, picks)
+        lengths = [sum(len(jobs[j].inputs) for j in group) for group in members]
+        depth = max(lengths)
+        n = len(members)
+        ids_np = np.full((n, depth), pad, dtype=np.int64)
+        positions_np = np.zeros((n, depth), dtype=np.int64)
+        mask_np = np.zeros((n, 1, depth, width + depth), dtype=bool)
+        mask_np[:, 0, :, 0] = True  # padding tokens (overwritten for real ones below)
+        start: dict[int, tuple[int, int]] = {}
+        for u, group in enumerate(members):
+            offset = 0
+            for j in group:
+                job = jobs[j]
+                size = len(job.inputs)
+                span = slice(offset, offset + size)
+                ids_np[u, span] = job.inputs
+                positions_np[u, span] = job.last + 1 + np.arange(size)
+                mask_np[u, 0, span, : job.last + 1] = True
+                mask_np[u, 0, span, width + offset : width + offset + size] = np.tril(np.ones((size, size), dtype=bool))
+                start[j] = (u, offset)
+                offset += size
+        device = self.lm.model.get_output_embeddings().weight.device
+        return (cache, torch.as_tensor(ids_np, device=device), torch.as_tensor(mask_np, device=device),
+                torch.as_tensor(positions_np, device=device), [start[j] for j in kept])
 
     def _normalizer_rows(self) -> Any:
         """The causal LM's vocabulary rows whose log-sum-exp normalises the lookahead
@@ -676,12 +776,14 @@ class ProductFillIn(LazyCausalLM):
             "contexts": float(self.contexts),
             "rows_run": float(self.rows_run),
             "lookahead_rows": float(self.lookahead_rows),
+            "lookahead_reused": float(self.lookahead_reused),
             "cache_hits": float(self._cache.hits),
             "cache_size": float(len(self._cache)),
         }
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._lookahead_memo.clear()
 
     def __repr__(self) -> str:
         lm = self._lm_repr()
