@@ -104,7 +104,7 @@ class VisibleScorer:
         device = next(encoder.parameters()).device
         inputs = {k: v.to(device) for k, v in encoded.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
         lasts, targets, logit_rows = [], [], []
-        with torch.no_grad():
+        with torch.inference_mode():
             for lo in range(0, len(strings), self.batch_size):
                 batch = {k: v[lo : lo + self.batch_size] for k, v in inputs.items()}
                 out = encoder(**batch, output_hidden_states=True)

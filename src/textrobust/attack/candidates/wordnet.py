@@ -90,6 +90,10 @@ class WordNetLexicon:
     def __init__(self, reader: Any | None = None, *, indirect_antonyms: bool = False) -> None:
         self._reader = reader
         self.indirect_antonyms = indirect_antonyms
+        # answers per (word, pos): WordNet does not change while a run reads it, and the
+        # validated source asks for the antonyms of every related form of every candidate
+        self._synonyms: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._antonyms: dict[tuple[str, str], tuple[str, ...]] = {}
 
     @property
     def reader(self) -> Any:
@@ -100,6 +104,18 @@ class WordNetLexicon:
         return self._reader
 
     def synonyms(self, word: str, pos: str) -> tuple[str, ...]:
+        found = self._synonyms.get((word, pos))
+        if found is None:
+            found = self._synonyms[(word, pos)] = self._find_synonyms(word, pos)
+        return found
+
+    def antonyms(self, word: str, pos: str) -> tuple[str, ...]:
+        found = self._antonyms.get((word, pos))
+        if found is None:
+            found = self._antonyms[(word, pos)] = self._find_antonyms(word, pos)
+        return found
+
+    def _find_synonyms(self, word: str, pos: str) -> tuple[str, ...]:
         names: dict[str, None] = {}
         for synset in self.reader.synsets(word, pos):
             for lemma in synset.lemmas():
@@ -108,7 +124,7 @@ class WordNetLexicon:
                     names.setdefault(name)
         return tuple(names)
 
-    def antonyms(self, word: str, pos: str) -> tuple[str, ...]:
+    def _find_antonyms(self, word: str, pos: str) -> tuple[str, ...]:
         reader = self.reader
         bases = {word}
         base = reader.morphy(word, pos)
