@@ -36,7 +36,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     texts = [Text.from_string(r["text"]) for r in _plan("test", args.sentences)]
     requests = [(t, p) for t in texts for p in range(len(t))]
+    from textrobust.fill_in.product import ProductFillIn
+
     fill_in = load_fill_in("minilm_gemma")
+    if not isinstance(fill_in, ProductFillIn):
+        raise SystemExit(f"minilm_gemma is a {type(fill_in).__name__} here, not a ProductFillIn")
     fill_in.fill([(Text.from_string("a warm-up film about a quiet town ."), 2)], 20)  # tables, first calls
     answers: dict[bool, list[list[tuple[str, float]]]] = {}
     seconds: dict[bool, list[float]] = {True: [], False: []}

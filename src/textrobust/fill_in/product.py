@@ -214,7 +214,8 @@ class ProductFillIn(LazyCausalLM):
     type; None: the CPU in float32). The causal part's tensors are created on the LM's
     device; the masked LM's logits (which it returns on the CPU) join them there.
     ``batch_size`` causal rows go through the model at once; answers are cached (bounded
-    LRU) by text and position.
+    LRU) by text and position, and the lookahead's continuations (``lookahead_memo_size``,
+    0: none) by their context, candidate and next tokens.
 
     >>> from textrobust.fill_in import load_fill_in
     >>> fill_in = load_fill_in("minilm_gemma")                                   # doctest: +SKIP
@@ -272,8 +273,11 @@ class ProductFillIn(LazyCausalLM):
         self.lookahead_reused = 0  # continuations read back (the same context, candidate and tokens after)
         # a continuation's log-probability by its context, candidate and target tokens: the
         # same left context recurs across a beam's neighbours (they differ at one word)
-        self._lookahead_memo: LRUCache[tuple[bytes, tuple[int, ...], tuple[int, ...]], float] = LRUCache(
-            lookahead_memo_size)
+        if lookahead_memo_size is not None and (isinstance(lookahead_memo_size, bool) or lookahead_memo_size < 0):
+            raise ConfigError(f"The 'lookahead_memo_size' parameter of ProductFillIn must be an int >= 0 (0: no "
+                              f"memo) or None (unbounded). Got {lookahead_memo_size!r} instead.")
+        self._lookahead_memo: LRUCache[tuple[bytes, tuple[int, ...], tuple[int, ...]], float] | None = (
+            LRUCache(lookahead_memo_size) if lookahead_memo_size != 0 else None)
 
     @property
     def vocab(self) -> Any:
@@ -490,13 +494,14 @@ class ProductFillIn(LazyCausalLM):
         widths = [int(c.get_seq_length()) for c in caches]
         fits = [window is None or w + depth < int(window) - 1 for w in widths]
         fitting = [j for j, job in enumerate(jobs) if fits[job.batch]]
+        memo = self._lookahead_memo
         out: list[float | None] = [None] * len(jobs)
         # each distinct continuation runs once; one already run (this call or before) is read back
         key_of = {j: (jobs[j].context, tuple(jobs[j].inputs), tuple(jobs[j].targets)) for j in fitting}
         leader: dict[tuple[bytes, tuple[int, ...], tuple[int, ...]], int] = {}
         kept: list[int] = []
         for j in fitting:
-            known = self._lookahead_memo.get(key_of[j]) if jobs[j].context else None
+            known = memo.get(key_of[j]) if memo is not None and jobs[j].context else None
             if known is not None:
                 out[j] = known
             elif key_of[j] not in leader or not jobs[j].context:
@@ -551,8 +556,8 @@ class ProductFillIn(LazyCausalLM):
         np.add.at(sums, np.asarray(rows, dtype=np.int64), values)
         for r, j in enumerate(kept):
             out[j] = float(sums[r])
-            if jobs[j].context:
-                self._lookahead_memo.put(key_of[j], float(sums[r]))
+            if memo is not None and jobs[j].context:
+                memo.put(key_of[j], float(sums[r]))
         for j in fitting:
             if out[j] is None:  # a repeat within this call
                 out[j] = out[leader[key_of[j]]]
@@ -783,7 +788,8 @@ class ProductFillIn(LazyCausalLM):
 
     def clear_cache(self) -> None:
         self._cache.clear()
-        self._lookahead_memo.clear()
+        if self._lookahead_memo is not None:
+            self._lookahead_memo.clear()
 
     def __repr__(self) -> str:
         lm = self._lm_repr()
