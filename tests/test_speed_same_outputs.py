@@ -199,3 +199,22 @@ def test_lookahead_memo_size_is_checked(parts: Any) -> None:
 
     with pytest.raises(ConfigError, match="lookahead_memo_size"):
         ProductFillIn(parts[0], parts[1], lookahead_memo_size=-1)
+
+
+# ---- the target-visible scorer: the sentence encoded once for all its positions ----------------
+def test_visible_scorer_gives_each_item_the_numbers_it_gets_alone(parts: Any) -> None:
+    from textrobust.attack.candidates.contextual import VisibleScorer
+
+    masked, _ = parts
+    scorer = VisibleScorer(masked, batch_size=3)  # several batches
+    text = Text.from_string("the film is very good , not bad .")
+    items = [(1, "movie"), (1, "story"), (4, "great"), (4, "bad"), (6, "good"), (3, "not")]
+    together = scorer.score(text, items)
+    assert len(together) == len(items)
+    assert any(s.visible is not None for s in together)
+    for item, found in zip(items, together):
+        alone = scorer.score(text, [item])[0]
+        for a, b in zip(found, alone):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert a == pytest.approx(b, abs=2e-4)  # the scores are rounded to 4 places

@@ -23,7 +23,8 @@ For a candidate ``s`` for the word ``w`` at position ``p``, :class:`VisibleScore
 - ``target``: the cosine between the target's own contextual states (mean of its
   sub-tokens) before and after.
 
-One encoder pass for the original sentence and one per candidate, batched per sentence.
+One encoder pass for the original sentence (however many of its positions are asked about)
+and one per candidate, batched per sentence.
 The model is the project's tuned MiniLM (:mod:`textrobust.fill_in.minilm_tuned`), any
 object with ``tokenizer``, ``encoder``, ``head``, ``layers`` and ``vocab`` as
 :class:`~textrobust.fill_in.minilm_mlm.MiniLMFillIn`.
@@ -83,19 +84,19 @@ class VisibleScorer:
         for position, substitute in items:
             column, start, end = spans[position]
             rows.append((text.columns[column], start, end))
-        originals = {(s, a, b) for s, a, b in rows}
-        strings: list[str] = []
-        where: list[tuple[int, int]] = []  # char span of the target in each string
-        first_row: dict[tuple[str, int, int], int] = {}
-        for key in sorted(originals):
-            first_row[key] = len(strings)
-            strings.append(key[0])
-            where.append((key[1], key[2]))
+        # the sentence is encoded once, however many of its positions are asked about (its
+        # states do not depend on which word is the target); each candidate once
+        strings: list[str] = sorted({string for string, _, _ in rows})
+        original_row = {string: r for r, string in enumerate(strings)}
+        spans_of: dict[int, set[tuple[int, int]]] = {}
+        for string, start, end in rows:
+            spans_of.setdefault(original_row[string], set()).add((start, end))
+        where: dict[int, tuple[int, int]] = {}  # char span of the substitute in each candidate row
         cand_row: list[int] = []
         for (position, substitute), (string, start, end) in zip(items, rows):
             cand_row.append(len(strings))
+            where[len(strings)] = (start, start + len(substitute))
             strings.append(string[:start] + substitute + string[end:])
-            where.append((start, start + len(substitute)))
         tokenizer = self.fill_in.tokenizer
         encoded = tokenizer(strings, return_offsets_mapping=True, truncation=True,
                             max_length=getattr(self.fill_in, "max_length", 128), padding=True, return_tensors="pt")
@@ -103,7 +104,11 @@ class VisibleScorer:
         encoder = self.fill_in.encoder
         device = next(encoder.parameters()).device
         inputs = {k: v.to(device) for k, v in encoded.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-        lasts, targets, logit_rows = [], [], []
+        lasts: list[Any] = []
+        # (row, the target's char span) -> its tokens and its row of logit_rows
+        targets: dict[tuple[int, tuple[int, int]], list[int]] = {}
+        logit_of: dict[tuple[int, tuple[int, int]], int] = {}
+        logit_rows: list[Any] = []
         with torch.inference_mode():
             for lo in range(0, len(strings), self.batch_size):
                 batch = {k: v[lo : lo + self.batch_size] for k, v in inputs.items()}
@@ -111,29 +116,32 @@ class VisibleScorer:
                 hidden = out.hidden_states
                 for b in range(batch["input_ids"].shape[0]):
                     r = lo + b
-                    tokens = _target_tokens(offsets[r], where[r])
-                    targets.append(tokens)
                     n = int(batch["attention_mask"][b].sum())
                     lasts.append(hidden[-1][b, :n].float())
-                    first = tokens[0] if tokens else 0
-                    logit_rows.append(torch.stack([hidden[x][b, first] for x in self.fill_in.layers]))
+                    for span in sorted(spans_of[r]) if r in spans_of else [where[r]]:
+                        tokens = _target_tokens(offsets[r], span)
+                        targets[(r, span)] = tokens
+                        first = tokens[0] if tokens else 0
+                        logit_of[(r, span)] = len(logit_rows)
+                        logit_rows.append(torch.stack([hidden[x][b, first] for x in self.fill_in.layers]))
             embeddings = encoder.get_input_embeddings().weight
             logits = head_logits(self.fill_in.head, torch.stack(logit_rows), embeddings,
                                  eps=getattr(self.fill_in, "_eps", 1e-12)).float()
         out_scores: list[ContextualScores] = []
         words = text.words
         for (position, substitute), (string, start, end), c in zip(items, rows, cand_row):
-            o = first_row[(string, start, end)]
+            o = (original_row[string], (start, end))
+            cand = (c, where[c])
             spaced = start == 0 or string[start - 1].isspace()
             index = self._word_index(spaced)
             w_id, s_id = index.get(words[position].lower()), index.get(substitute.lower())
             visible = reverse = None
-            if w_id is not None and s_id is not None and targets[o] and targets[c]:
-                lp_o = torch.log_softmax(logits[o], dim=0)
-                lp_c = torch.log_softmax(logits[c], dim=0)
+            if w_id is not None and s_id is not None and targets[o] and targets[cand]:
+                lp_o = torch.log_softmax(logits[logit_of[o]], dim=0)
+                lp_c = torch.log_softmax(logits[logit_of[cand]], dim=0)
                 visible = round(float(lp_o[s_id] - lp_o[w_id]), 4)
                 reverse = round(float(lp_c[w_id] - lp_c[s_id]), 4)
-            validation, target = _moved(lasts[o], targets[o], lasts[c], targets[c])
+            validation, target = _moved(lasts[o[0]], targets[o], lasts[c], targets[cand])
             out_scores.append(ContextualScores(visible, reverse, round(validation, 4), round(target, 4)))
         return out_scores
 
