@@ -518,6 +518,22 @@ def test_real_wordnet_synonyms(tmp_path: Path) -> None:
     }
     assert "bad" in antonyms
     assert wn.synset("dog.n.01").lexname() == "noun.animal"
+    # the OMW version map is skipped (3.4 s of a load; read only for OMW data, never offline)
+    assert wn.map30 is None and wn.map_wn() is None
+
+
+def test_english_reader_skips_the_omw_version_map() -> None:
+    from textrobust.assets.loaders import _english_reader
+
+    class Reader:
+        def __init__(self) -> None:
+            self.map30 = self.map_wn()
+
+        def map_wn(self, version: str = "wordnet") -> dict[str, str]:
+            raise AssertionError("the version map must not be built")
+
+    reader = _english_reader(Reader)()
+    assert reader.map30 is None and isinstance(reader, Reader)
 
 
 @pytest.mark.heavy
