@@ -103,7 +103,7 @@ def _english_reader(base: type) -> type:
     is loaded, which never happens offline (no OMW reader is given). Building it cost 3.4 s
     of the 3.7 s a WordNet load took here, in every process that proposes a substitute."""
 
-    class EnglishWordNetReader(base):  # type: ignore[misc, valid-type]
+    class EnglishWordNetReader(base):
         def map_wn(self, version: str = "wordnet") -> None:
             return None
 
