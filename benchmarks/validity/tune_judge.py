@@ -156,6 +156,10 @@ def main() -> None:
                         help="pin a hand check of the grid (e.g. max_senses=3 require_wordnet=true) to compare judges")
     parser.add_argument("--two-stage", action="store_true",
                         help="also score a two-stage judge: the extra features only near the threshold")
+    parser.add_argument("--second-out", type=Path, default=None,
+                        help="with --two-stage --model boosting --extra lm_delta=PATH: write the second judge "
+                             "(second_judge.py) at the band and threshold with the highest dev recall at dev "
+                             "precision >= --precision")
     parser.add_argument("--errors-out", type=Path, default=None,
                         help="write the test half's false positives (and missed valid items) at the operating point")
     args = parser.parse_args()
@@ -284,6 +288,27 @@ def main() -> None:
         two_stage = staged(x, y, groups, best_c, len(FEATURES), dropped, train, rest, matrix, split,
                            lambda g, t, p: [passes(evidence[i.id], config) and p.get(i.id, 0.0) >= t for i in g],
                            threshold)
+    if args.second_out is not None:
+        if two_stage is None or extras != ["lm_delta"] or args.model != "boosting":
+            raise SystemExit("--second-out needs --two-stage --model boosting --extra lm_delta=PATH")
+        from textrobust.attack.candidates.second_judge import SecondJudge
+
+        ok = [r for r in two_stage["rows"] if r["dev"]["precision"] >= args.precision and r["dev"]["accepted"] >= 30]
+        if not ok:
+            raise SystemExit(f"no band reaches dev precision {args.precision}")
+        pick = max(ok, key=lambda r: (r["dev"]["recall"], r["dev"]["precision"]))
+        second_model = fit(x, y, best_c)
+        second = SecondJudge.from_sklearn(second_model, tuple(pick["band"]), pick["second_threshold"], {
+            "trained_on": f"dev half of the labelled set, {len(train)} items with Gemma's delta passing the hard "
+                          f"checks ({int(y.sum())} valid)", "C": best_c, "dropped": args.drop,
+            "band": pick["band"], "second_threshold": pick["second_threshold"],
+            "dev": pick["dev"], "test": pick["test"], "first_stage_settings": {**chosen, "min_judge": threshold}})
+        gap = float(np.max(np.abs(second.probability(x) - second_model.predict_proba(x)[:, 1])))
+        if gap > 1e-6:
+            raise SystemExit(f"the written second judge differs from the fitted model by {gap}")
+        args.second_out.write_text(json.dumps(second.to_dict(), indent=1) + "\n", encoding="utf-8")
+        print("wrote", args.second_out, "band", pick["band"], "threshold", pick["second_threshold"],
+              f"(largest difference from the fitted model {gap:.1e})")
     if args.errors_out is not None:
         accepted = flags(split["test"], config, threshold)
         wrong = [{"id": i.id, "sentence": i.sentence, "word": i.word, "substitute": i.substitute,

@@ -162,6 +162,59 @@ class TrainedJudge:
 #: The columns of one tree's node table in :class:`BoostedJudge` (a leaf has feature -1).
 NODE_COLUMNS = ("feature", "threshold", "left", "right", "value")
 
+#: One tree: its nodes ``(feature, threshold, left, right, value)``, node 0 the root.
+Tree = tuple[tuple[int, float, int, int, float], ...]
+
+
+def check_trees(trees: Sequence[Tree], baseline: float, n: int, what: str) -> None:
+    """Raise :class:`ConfigError` unless every node of ``trees`` is well formed for ``n``
+    features (children inside the tree, a leaf's feature -1, finite numbers)."""
+    for t, tree in enumerate(trees):
+        size = len(tree)
+        for feature, threshold, left, right, value in tree:
+            inner_ok = 0 <= feature < n and 0 < left < size and 0 < right < size
+            if not (feature == -1 or inner_ok) or not (math.isfinite(threshold) or feature == -1) \
+                    or not math.isfinite(value):
+                raise ConfigError(f"Tree {t} of the {what} has a bad node ({feature}, {threshold}, {left}, "
+                                  f"{right}, {value}): features run 0..{n - 1}, children inside the tree, a "
+                                  "leaf has feature -1; retrain it with benchmarks/validity/tune_judge.py.")
+    if not trees or not math.isfinite(baseline):
+        raise ConfigError(f"A {what} needs at least one tree and a finite baseline.")
+
+
+def tree_probability(trees: Sequence[Tree], baseline: float, x: np.ndarray) -> np.ndarray:
+    """``sigmoid(baseline + sum of each tree's leaf value)`` for each row of ``x``; at a node
+    a row goes left when its feature is at most the threshold (scikit-learn's rule)."""
+    raw = np.full(len(x), baseline)
+    every = np.arange(len(x))
+    for tree in trees:
+        table = np.asarray(tree, dtype=float)
+        feature, threshold = table[:, 0].astype(int), table[:, 1]
+        left, right, value = table[:, 2].astype(int), table[:, 3].astype(int), table[:, 4]
+        node = np.zeros(len(x), dtype=int)
+        for _ in range(len(tree)):  # a path is at most as long as the tree
+            inner = feature[node] >= 0
+            if not inner.any():
+                break
+            f = np.where(inner, feature[node], 0)
+            step = np.where(x[every, f] <= threshold[node], left[node], right[node])
+            node = np.where(inner, step, node)
+        raw += value[node]
+    return 1.0 / (1.0 + np.exp(-np.clip(raw, -50, 50)))
+
+
+def sklearn_trees(model: Any) -> tuple[tuple[Tree, ...], float]:
+    """The trees and baseline of a fitted binary ``HistGradientBoostingClassifier``
+    (numeric features, no missing values)."""
+    trees = []
+    for (predictor,) in model._predictors:
+        nodes = predictor.nodes
+        trees.append(tuple(
+            (-1 if leaf else int(f), 0.0 if leaf else float(t), int(a), int(b), float(v) if leaf else 0.0)
+            for f, t, a, b, v, leaf in zip(nodes["feature_idx"], nodes["num_threshold"], nodes["left"],
+                                           nodes["right"], nodes["value"], nodes["is_leaf"])))
+    return tuple(trees), float(np.asarray(model._baseline_prediction).ravel()[0])
+
 
 @dataclass(frozen=True)
 class BoostedJudge:
@@ -171,43 +224,16 @@ class BoostedJudge:
     ``(feature, threshold, left, right, value)`` (:data:`NODE_COLUMNS`), node 0 the root, a
     leaf's feature -1. ``record`` says how it was trained and measured."""
 
-    trees: tuple[tuple[tuple[int, float, int, int, float], ...], ...]
+    trees: tuple[Tree, ...]
     baseline: float
     record: Mapping[str, Any]
 
     def __post_init__(self) -> None:
-        n = len(FEATURES)
-        for t, tree in enumerate(self.trees):
-            size = len(tree)
-            for feature, threshold, left, right, value in tree:
-                inner_ok = 0 <= feature < n and 0 < left < size and 0 < right < size
-                if not (feature == -1 or inner_ok) or not (math.isfinite(threshold) or feature == -1) \
-                        or not math.isfinite(value):
-                    raise ConfigError(f"Tree {t} of the boosted judge has a bad node ({feature}, {threshold}, {left}, "
-                                      f"{right}, {value}): features run 0..{n - 1}, children inside the tree, a "
-                                      "leaf has feature -1; retrain it with benchmarks/validity/tune_judge.py.")
-        if not self.trees or not math.isfinite(self.baseline):
-            raise ConfigError("A boosted judge needs at least one tree and a finite baseline.")
+        check_trees(self.trees, self.baseline, len(FEATURES), "boosted judge")
 
     def probability(self, rows: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
         """P(valid) for each feature row."""
-        x = np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))
-        raw = np.full(len(x), self.baseline)
-        every = np.arange(len(x))
-        for tree in self.trees:
-            table = np.asarray(tree, dtype=float)
-            feature, threshold = table[:, 0].astype(int), table[:, 1]
-            left, right, value = table[:, 2].astype(int), table[:, 3].astype(int), table[:, 4]
-            node = np.zeros(len(x), dtype=int)
-            for _ in range(len(tree)):  # a path is at most as long as the tree
-                inner = feature[node] >= 0
-                if not inner.any():
-                    break
-                f = np.where(inner, feature[node], 0)
-                step = np.where(x[every, f] <= threshold[node], left[node], right[node])
-                node = np.where(inner, step, node)
-            raw += value[node]
-        return 1.0 / (1.0 + np.exp(-np.clip(raw, -50, 50)))
+        return tree_probability(self.trees, self.baseline, np.asarray(rows, dtype=float).reshape(-1, len(FEATURES)))
 
     @property
     def version(self) -> str:
@@ -224,14 +250,8 @@ class BoostedJudge:
     def from_sklearn(cls, model: Any, record: Mapping[str, Any]) -> BoostedJudge:
         """The trees of a fitted binary ``HistGradientBoostingClassifier`` (numeric features,
         no missing values)."""
-        trees = []
-        for (predictor,) in model._predictors:
-            nodes = predictor.nodes
-            trees.append(tuple(
-                (-1 if leaf else int(f), 0.0 if leaf else float(t), int(a), int(b), float(v) if leaf else 0.0)
-                for f, t, a, b, v, leaf in zip(nodes["feature_idx"], nodes["num_threshold"], nodes["left"],
-                                               nodes["right"], nodes["value"], nodes["is_leaf"])))
-        return cls(tuple(trees), float(np.asarray(model._baseline_prediction).ravel()[0]), dict(record))
+        trees, baseline = sklearn_trees(model)
+        return cls(trees, baseline, dict(record))
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> BoostedJudge:

@@ -82,6 +82,7 @@ from pydantic import Field
 from textrobust.attack.candidates.inflection import inflect, is_word, lemmatize, match_case
 from textrobust.attack.candidates.judge import Judge, load_judge
 from textrobust.attack.candidates.polarity import PolarityLexicon
+from textrobust.attack.candidates.second_judge import SecondJudge, default_second_judge_path, staged_keep
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
 from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
 from textrobust.attack.problem import Substitution
@@ -221,6 +222,11 @@ class ValidatedSynonymsConfig(Config):
     min_judge: float | None = Field(default=0.475, ge=0.0, le=1.0, description="the trained judge's probability "
                                     "that the substitute keeps the meaning, at least (resources/substitutions/"
                                     "judge.json); None: no judge")
+    second_judge: bool = Field(default=False, description="the two-stage judge (issue 39, opt-in): where the "
+                               "judge's probability is inside the second judge's band (resources/substitutions/"
+                               "second_judge.json), Gemma's sentence log-probability change and a second trained "
+                               "judge decide instead (Gemma loaded only then); outside the band the band's edges "
+                               "decide; needs min_judge")
 
 
 @dataclass(frozen=True)
@@ -333,6 +339,7 @@ class ValidatedSynonyms:
         lm: Any | None = None,
         scorer: Any | None = None,
         judge: Judge | None = None,
+        second_model: SecondJudge | None = None,
         placement: Placement | None = None,
         user_labels: UserLabels | None = None,
         verdict_cache: str | Path | bool | None = None,
@@ -349,6 +356,7 @@ class ValidatedSynonyms:
         self._lm = lm
         self._scorer = scorer
         self._judge_model = judge
+        self._second_model = second_model
         self.placement = placement
         #: a user's labels (``--labelled``, :mod:`textrobust.validity.overrides`): rejected
         #: pairs never proposed, confirmed ones kept in their sentence
@@ -425,6 +433,14 @@ class ValidatedSynonyms:
         return self._judge_model
 
     @property
+    def second_model(self) -> SecondJudge:
+        """The two-stage judge's second stage (``resources/substitutions/second_judge.json``
+        unless given)."""
+        if self._second_model is None:
+            self._second_model = SecondJudge.load(default_second_judge_path())
+        return self._second_model
+
+    @property
     def verdicts(self) -> VerdictCache | None:
         """The on-disk verdict cache (None when off), keyed by :meth:`fingerprint`."""
         if self._verdicts is None and self._verdict_path is not None:
@@ -440,11 +456,12 @@ class ValidatedSynonyms:
 
         versions = package_versions()
         return fingerprint(
-            judge="validated", code=JUDGE_VERSION, settings=self.config.model_dump(),
+            judge="validated", code=JUDGE_VERSION, settings=self.config.model_dump(exclude=None if self.config.second_judge else {"second_judge"}),
             placement=(self.placement or Placement()).to_dict(),
             packages={name: versions.get(name, "") for name in _MODEL_PACKAGES},
             tuned_minilm=_tuned_minilm_record(), collaborators=list(self._injected),
             judge_weights=self.judge.version if self.config.min_judge is not None else None,
+            **({"second_judge": self.second_model.version} if self.config.second_judge else {}),
         )
 
     # ---- the protocol -----------------------------------------------------------------------
@@ -631,8 +648,22 @@ class ValidatedSynonyms:
             judged[p][i] = replace(judged[p][i], visible=score.visible, reverse=score.reverse,
                                    validation=score.validation, target=score.target)
             rows.append(feature_row(judged[p][i].as_dict(), float(zipf_frequency(text.words[p].lower(), "en"))))
-        for (p, i), probability in zip(wanted, self.judge.probability(rows)):
+        probabilities = [float(v) for v in self.judge.probability(rows)]
+        if self.config.second_judge and self.config.min_judge is not None:
+            probabilities = self._second_stage(text, judged, wanted, rows, probabilities, self.config.min_judge)
+        for (p, i), probability in zip(wanted, probabilities):
             judged[p][i] = replace(judged[p][i], judge=round(float(probability), 4))
+
+    def _second_stage(self, text: Text, judged: dict[int, list[Evidence]], wanted: list[tuple[int, int]],
+                      rows: list[list[float]], first: list[float], min_judge: float) -> list[float]:
+        """The two-stage judge (:mod:`textrobust.attack.candidates.second_judge`): the
+        probabilities to store, mapped so that ``min_judge`` keeps exactly what the stages
+        keep (the deciding probability, moved just across ``min_judge`` where it falls on
+        the other side)."""
+        pairs = [(str(text), str(text.replace(p, judged[p][i].substitute))) for p, i in wanted]
+        staged = staged_keep(self.second_model, first, rows, pairs, lambda: self.lm)
+        below = max(0.0, min_judge - 1e-3)
+        return [max(q, min_judge) if keep else min(q, below) for q, keep in zip(staged.probability, staged.keep)]
 
     def _propose(self, word: str, tag: PosTag, pos: str) -> tuple[_Proposal, ...]:
         """Lower-case candidate forms with the routes that propose them and, for WordNet,
