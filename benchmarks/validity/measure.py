@@ -17,6 +17,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from textrobust.assets import stop_words
 from textrobust.attack.candidates import ValidatedSynonyms, WordNetSynonyms, embedding_neighbours
@@ -47,6 +48,29 @@ class _CosFloor:
         return {p: [s for s in subs if s.score >= 0.5] for p, subs in found.items()}
 
 
+class _CountingLM:
+    """Gemma (loaded on first use) counting the batches and sentences it scores."""
+
+    def __init__(self) -> None:
+        self.inner: Any = None
+        self.calls = self.sentences = 0
+
+    def sentence_log_prob(self, texts: list[str]) -> list[float]:
+        if self.inner is None:
+            from textrobust.lm.causal import CausalLM
+
+            self.inner = CausalLM.default()
+        self.calls += 1
+        self.sentences += len(texts)
+        return [float(x) for x in self.inner.sentence_log_prob(texts)]
+
+    def take(self, sentences: int) -> dict[str, float]:
+        out = {"batches": self.calls, "lm_sentences": self.sentences, "sentences_judged": sentences,
+               "batches_per_sentence": round(self.calls / sentences, 3) if sentences else 0.0}
+        self.calls = self.sentences = 0
+        return out
+
+
 def by_column(items: list[LabelledSubstitution], name: str) -> dict[str, float]:
     accepted = [i for i in items if name in i.sources]
     tp = sum(i.valid for i in accepted)
@@ -61,6 +85,8 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=20, help="test sentences per corpus for candidates per word")
     parser.add_argument("--splits", nargs="+", default=["dev", "test"], help="splits the validated source is run on")
     parser.add_argument("--issue28", action="store_true", help="also score issue 28's default settings (Gemma)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="the validated source's settings (JSON values), e.g. second_judge=true")
     parser.add_argument("--verdicts", type=Path, default=None, help="a verdict cache file (default: none)")
     args = parser.parse_args()
     splits = {split: labelled_substitutions(split) for split in ("dev", "test")}
@@ -74,7 +100,9 @@ def main() -> None:
     first_pools = {s: [i for i in items if int(i.id[1:]) < 2000] for s, items in splits.items()}
     for name, what in PAPER_SOURCES.items():
         result["sources"][name] = {"what": what, **{s: by_column(items, name) for s, items in first_pools.items()}}
-    source = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False)
+    settings = {name: json.loads(value) for name, _, value in (spec.partition("=") for spec in args.set)}
+    lm = _CountingLM() if settings.get("second_judge") else None
+    source = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False, lm=lm, **settings)
     result["validated"]["settings"] = source.config.model_dump()
     if args.issue28:
         old = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False, min_judge=None, function_adverbs=False,
@@ -88,6 +116,9 @@ def main() -> None:
         result["validated"][split] = {**score_source(source, items).as_dict(),
                                       "seconds": round(time.perf_counter() - start, 1)}
         print(split, result["validated"][split], flush=True)
+        if lm is not None:  # how often the two-stage judge asked Gemma
+            result["validated"][split]["lm"] = lm.take(len({i.sentence for i in items}))
+            print(split, "Gemma:", result["validated"][split]["lm"], flush=True)
     texts: list[Text] = []
     for corpus in ("rotten_tomatoes", "bbc_news", "tweets"):
         seen: list[str] = []
