@@ -161,3 +161,15 @@ def test_the_fingerprint_changes_when_the_second_judge_is_on() -> None:
     assert off.fingerprint() == staged_source(unsure_judge(), lm, lm_judge((0.3, 0.7))).fingerprint()
     other = staged_source(unsure_judge(), lm, lm_judge((0.3, 0.7)), second_judge=True)
     assert other.fingerprint() != on.fingerprint()
+
+
+def test_the_shipped_second_judge_loads_with_its_dev_chosen_band() -> None:
+    from textrobust.attack.candidates.second_judge import default_second_judge_path
+
+    judge = SecondJudge.load(default_second_judge_path())
+    assert list(judge.band) == judge.record["band"] and judge.threshold == judge.record["second_threshold"]
+    assert "dev half" in judge.record["trained_on"]
+    rows = np.zeros((2, len(SECOND_FEATURES)))
+    rows[0, DELTA], rows[1, DELTA] = -8.0, 0.0  # a large drop of fluency reads as less valid
+    low, high = judge.probability(rows)
+    assert 0.0 < low < high < 1.0
