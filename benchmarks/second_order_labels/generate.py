@@ -307,6 +307,7 @@ def merge(args: argparse.Namespace) -> None:
     for path in sorted(WORK.glob("key_*.json")):
         key.update(json.loads(path.read_text()))
     out_rows = []
+    first_item: dict[tuple[str, ...], str] = {}  # finding -> the item reader 1's reading is stored under
     for reader, pattern in ((1, "labels_chunk_*.tsv"), (2, "labels_double_*.tsv")):
         seen = set()
         seen_findings: set[tuple[str, ...]] = set()
@@ -322,6 +323,11 @@ def merge(args: argparse.Namespace) -> None:
                     print(f"{path.name}: item {row['item']} is a finding read already; skipped")
                     continue
                 seen_findings.add(finding)
+                if reader == 1:
+                    first_item[finding] = row["item"]
+                elif first_item.get(finding, row["item"]) != row["item"]:
+                    # the second reading of a finding chunked twice: stored under the first reading's item
+                    row = {**row, "item": first_item[finding]}
                 p = rec["patch"]
                 out_rows.append({
                     "item": row["item"], "phase": rec["phase"], "half": rec["half"], "corpus": rec["corpus"],
