@@ -90,17 +90,22 @@ class Judge(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-def _read(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
-    path = Path(path) if path is not None else default_judge_path()
+def read_model_file(path: Path, fmt: str, features: Sequence[str], what: str, fix: str) -> dict[str, Any]:
+    """The JSON of a stored tree model (the judge, the second judge), checked for its format
+    and feature list; ``what`` names it and ``fix`` says how to make one in the errors."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"Cannot read the trained judge {path}: {exc}. Reinstall textrobust, or train one with "
-                          "benchmarks/validity/tune_judge.py.") from None
-    if data.get("format") != "textrobust-judge" or list(data.get("features", ())) != list(FEATURES):
-        raise ConfigError(f"{path} is not a judge for these features ({', '.join(FEATURES)}); retrain it with "
-                          "benchmarks/validity/tune_judge.py.")
-    return path, data
+        raise ConfigError(f"Cannot read the {what} {path}: {exc}. {fix}") from None
+    if data.get("format") != fmt or list(data.get("features", ())) != list(features):
+        raise ConfigError(f"{path} is not a {what} for these features ({', '.join(features)}). {fix}")
+    return dict(data)
+
+
+def _read(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
+    path = Path(path) if path is not None else default_judge_path()
+    return path, read_model_file(path, "textrobust-judge", FEATURES, "trained judge",
+                                 "Reinstall textrobust, or retrain one with benchmarks/validity/tune_judge.py.")
 
 
 def load_judge(path: str | Path | None = None) -> TrainedJudge | BoostedJudge:

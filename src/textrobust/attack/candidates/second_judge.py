@@ -33,7 +33,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from textrobust.attack.candidates.judge import FEATURES, NODE_COLUMNS, Tree, check_trees, sklearn_trees, tree_probability
+from textrobust.attack.candidates.judge import (
+    FEATURES,
+    NODE_COLUMNS,
+    Tree,
+    check_trees,
+    read_model_file,
+    sklearn_trees,
+    tree_probability,
+)
 from textrobust.errors import ConfigError
 
 __all__ = ["SECOND_FEATURES", "SecondJudge", "SentenceScorer", "StagedResult", "default_second_judge_path",
@@ -98,13 +106,8 @@ class SecondJudge:
     @classmethod
     def load(cls, path: str | Path) -> SecondJudge:
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"Cannot read the second judge {path}: {exc}. Train one with "
-                              "benchmarks/validity/tune_judge.py --two-stage --second-out.") from None
-        if data.get("format") != "textrobust-second-judge" or list(data.get("features", ())) != list(SECOND_FEATURES):
-            raise ConfigError(f"{path} is not a second judge for these features ({', '.join(SECOND_FEATURES)}).")
+        data = read_model_file(path, "textrobust-second-judge", SECOND_FEATURES, "second judge",
+                               "Train one with benchmarks/validity/tune_judge.py --two-stage --second-out.")
         try:
             trees = tuple(tuple((int(f), float(t), int(a), int(b), float(v)) for f, t, a, b, v in tree)
                           for tree in data["trees"])
