@@ -11,6 +11,8 @@ Modules:
   neighbour, whether the patch keeps the sentiment) and their loader.
 - ``cache``: the on-disk cache of judges' verdicts, keyed by sentence, position and the
   versions of every model and lexicon used.
+- ``calibration``: from a judge's raw score to a probability, with bootstrap refits for
+  its uncertainty; reliability tables and the expected calibration error.
 - ``reviews``: a person's judgements of a run's findings, kept in the run store.
 - ``overrides``: a user's labelled substitutions (``textrobust review --export``, read back
   with ``--labelled``), which the validated synonyms apply.
