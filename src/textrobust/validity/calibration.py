@@ -57,12 +57,12 @@ def _fit_once(scores: np.ndarray, labels: np.ndarray, method: str, grid: np.ndar
     if labels.min() == labels.max():  # one class only: the rate itself, everywhere
         return np.full(grid.shape, float(labels[0]))
     if method == "isotonic":
-        from sklearn.isotonic import IsotonicRegression
+        from sklearn.isotonic import IsotonicRegression  # type: ignore[import-untyped]
 
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
         iso.fit(scores, labels)
         return np.asarray(iso.predict(grid), dtype=float)
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
     def logit(x: np.ndarray) -> np.ndarray:
         x = np.clip(x, _EPS, 1 - _EPS)
