@@ -42,12 +42,14 @@ import gzip
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from textrobust.errors import DataError
+from textrobust.text import Text
 
 __all__ = [
     "ACCEPTABLE",
@@ -59,6 +61,7 @@ __all__ = [
     "SwordsTarget",
     "load_swords",
     "score",
+    "sentence_around",
     "swords_part",
     "wordnet_lemmatizer",
 ]
@@ -117,6 +120,15 @@ class SwordsTarget:
     @property
     def wordnet_pos(self) -> str:
         return WORDNET_POS.get(self.pos, "n")
+
+    def in_sentence(self, max_words: int = 80) -> tuple[Text, int]:
+        """The sentence of the context that holds the target (cut at ., ! or ? followed by
+        space; white space runs made one space), as a :class:`~textrobust.text.Text`, and
+        the target's word position in it: what a candidate source sees in an audit (one
+        sentence, not a paragraph). A sentence over ``max_words`` words is cut to a window
+        around the target. A :class:`~textrobust.errors.DataError` when the tokeniser does
+        not see the target as one word there."""
+        return sentence_around(self.context, self.offset, self.target, max_words=max_words)
 
 
 def swords_part(context_id: str) -> Part:
@@ -195,6 +207,38 @@ def load_swords(path: str | Path) -> list[SwordsTarget]:
         coinco = tuple(str(i) for i in extra.get("coinco_ids") or ()) if isinstance(extra, dict) else ()
         out.append(SwordsTarget(tid, cid, context, word, offset, pos, tuple(judged[tid]), coinco))
     return out
+
+
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+")
+
+
+def sentence_around(context: str, offset: int, word: str, *, max_words: int = 80) -> tuple[Text, int]:
+    """``context``'s sentence around the ``word`` at character ``offset`` (see
+    :meth:`SwordsTarget.in_sentence`)."""
+    start, end = 0, len(context)
+    for match in _BOUNDARY.finditer(context):
+        if match.end() <= offset:
+            start = match.end()
+        elif match.start() >= offset + len(word):
+            end = match.start()
+            break
+    piece = context[start:end]
+    local = offset - start
+    squeezed = re.sub(r"\s+", " ", piece)
+    at = len(re.sub(r"\s+", " ", piece[:local]))
+    lead = len(squeezed) - len(squeezed.lstrip())
+    squeezed, at = squeezed.strip(), at - lead
+    text = Text.from_string(squeezed)
+    spans = text.word_spans()
+    position = next((i for i, (_, a, b) in enumerate(spans) if a == at and b == at + len(word)), None)
+    if position is None:
+        raise DataError(f"The target {word!r} at offset {offset} is not one word of its sentence {squeezed!r}.")
+    if len(text) > max_words:
+        lo = max(0, min(position - max_words // 2, len(text) - max_words))
+        first, last = spans[lo][1], spans[min(len(text), lo + max_words) - 1][2]
+        text = Text.from_string(squeezed[first:last])
+        position -= lo
+    return text, position
 
 
 # ---- scoring ---------------------------------------------------------------------------------
