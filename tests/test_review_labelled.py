@@ -93,6 +93,7 @@ def test_labelled_on_the_command_line_and_in_a_config_is_stored_with_the_run(
     bad.write_text("nothing\n")
     result = runner.invoke(app, ["evaluate", "--data", str(data), "--labelled", str(bad), "--out",
                                  str(tmp_path / "bad")])
-    assert result.exit_code == 2 and "the first line after the comments must be the header" in result.output
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "the first line after the comments must be the header" in said
     with pytest.raises(DataError):
         UserLabels.from_file(bad)

@@ -37,13 +37,18 @@ from textrobust.text import Text
 if TYPE_CHECKING:
     from textrobust.store import RunStore
 
-__all__ = ["REASONS", "Agreement", "Finding", "Judgement", "ReviewLog", "Status", "Swap", "Verdict", "agreement",
+__all__ = ["NEIGHBOUR_REASON", "REASONS", "Agreement", "Finding", "Judgement", "ReviewLog", "Status", "Swap", "Verdict", "agreement",
            "item_status", "statuses"]
 
 #: Why a finding is not valid: the invalid reasons of the labelled substitution set
 #: (``textrobust.attack.candidates.labelled.REASONS`` without ``same``; a test keeps the
 #: two lists equal).
 REASONS = ("sense", "antonym", "sentiment", "grammar", "name", "related", "nonsense")
+#: Why a second-order finding is not valid when the fault is its neighbour, not a synonym
+#: swap: the masked LM's fill-in does not make a sentence a person would write ("neighbour
+#: not natural"). It blames no substitution, so the finding exports no label
+#: (:func:`textrobust.validity.overrides.review_labels`); only a second-order finding takes it.
+NEIGHBOUR_REASON = "neighbour"
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS reviews (
@@ -166,9 +171,10 @@ class ReviewLog:
         verdict = _verdict(verdict)
         reviewer = _reviewer(reviewer)
         if verdict is Verdict.INVALID:
-            if reason not in REASONS:
-                raise ConfigError(f"An 'invalid' judgement needs a reason, one of {', '.join(REASONS)}. "
-                                  f"Got {reason!r} instead.")
+            if reason not in REASONS and reason != NEIGHBOUR_REASON:
+                raise ConfigError(f"An 'invalid' judgement needs a reason, one of {', '.join(REASONS)} (or "
+                                  f"{NEIGHBOUR_REASON} for a second-order finding whose neighbour is not natural). "
+                                  + ("None was given." if reason is None else f"Got {reason!r} instead."))
         elif reason is not None:
             raise ConfigError(f"Only an 'invalid' judgement takes a reason. Got {reason!r} with {verdict.value!r}.")
         positions = tuple(sorted({int(p) for p in blamed}))
