@@ -4,7 +4,13 @@ smaller items."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +19,7 @@ from review_fixtures import make_run
 from typer.testing import CliRunner
 
 from textrobust.cli.app import app
+from textrobust.report.review_server import ReviewServer
 from textrobust.report.reviewed import run_findings
 from textrobust.store import RunStore
 from textrobust.validity.reviews import ReviewLog
@@ -147,3 +154,103 @@ def test_review_export_replaces_another_file_only_with_force(run: Path, tmp_path
 def test_review_export_refuses_a_folder(run: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["review", str(run), "--export", str(tmp_path)])
     assert result.exit_code == 2 and "The '--export' path" in _said(result.output) and "is a folder" in result.output
+
+
+# ---- item 2: every way of adding a judgement reaches the summary, or the gate refuses it ----------
+def _gate(run: Path, requirement: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["gate", str(run), "--require", requirement])
+    return result.exit_code, _said(result.output)
+
+
+def test_judge_rebuilds_the_summary_the_gate_reads(run: Path) -> None:
+    assert _gate(run, "second-order.reviewed.disputed<=0")[0] == 0
+    runner = CliRunner()
+    for reviewer, verdict in (("ann", "valid"), ("bob", "invalid:sense")):
+        result = runner.invoke(app, ["review", str(run), "--reviewer", reviewer, "--judge",
+                                     f"second-order/so-0={verdict}"])
+        assert result.exit_code == 0, result.output
+    code, said = _gate(run, "second-order.reviewed.disputed<=0")
+    assert code == 3, said  # disputed now: the summary follows the judgement without --report
+    assert "second-order.reviewed.disputed = 1" in said
+
+
+@pytest.mark.parametrize("how", ["judged", "undone"])
+def test_the_gate_refuses_a_summary_older_than_the_newest_judgement(run: Path, how: str) -> None:
+    _judge(run, "attack/ex-0", "ann", "invalid", "antonym")  # as the page of a server killed with kill -9
+    if how == "undone":
+        assert CliRunner().invoke(app, ["review", str(run), "--report"]).exit_code == 0
+        with RunStore(run / "store.sqlite") as store:
+            ReviewLog(store).undo("ann", [f.run_id for f in run_findings(run).findings])
+    code, said = _gate(run, "attack.reviewed.rejected<=0")
+    assert code == 2, said
+    assert "is older than the judgements in its run store" in said
+    assert f"textrobust review {run} --report" in said and "Traceback" not in said
+    assert CliRunner().invoke(app, ["review", str(run), "--report"]).exit_code == 0
+    code, said = _gate(run, "attack.reviewed.rejected<=0")
+    assert code == (3 if how == "judged" else 0), said
+
+
+def test_a_summary_without_judgements_needs_no_rebuild(run: Path) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["reviews_through"] == 0
+    del summary["reviews_through"]  # a summary written before the key existed, of a run nobody reviewed
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert _gate(run, "attack.reviewed.rejected<=0")[0] == 0
+
+
+def test_sigterm_stops_the_review_server_and_rebuilds_the_summary(run: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TEXTROBUST_NO_PROGRESS": "1"}
+    server = subprocess.Popen([sys.executable, "-m", "textrobust.cli.app", "review", str(run), "--no-browser",
+                               "--reviewer", "ann"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env)
+    try:
+        assert server.stdout is not None
+        lines = []
+        for line in server.stdout:  # serving once the address is printed
+            lines.append(line)
+            if line.startswith("port:"):
+                break
+        else:
+            pytest.fail("".join(lines))
+        _judge(run, "attack/ex-0", "ann", "invalid", "antonym")  # as the page stores one
+        server.send_signal(signal.SIGTERM)
+        rest, _ = server.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    said = _said("".join(lines) + rest)
+    assert server.returncode == 143, said
+    assert "terminated (SIGTERM): the judgements are in the run store" in said and "report:" in said
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["analyses"]["attack"]["reviewed"]["rejected"] == 1
+    assert _gate(run, "attack.reviewed.rejected<=0")[0] == 3  # current: the gate reads it
+
+
+# ---- item 5: a port in use ------------------------------------------------------------------------
+def test_a_port_in_use_is_a_clear_error(run: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["review", str(run), "--port", str(port), "--no-browser"])
+    said = _said(result.output)
+    assert result.exit_code == 2, said
+    assert f"cannot listen on 127.0.0.1:{port}" in said and "Give another --port" in said
+    assert "Traceback" not in said
+
+
+# ---- item 10: a run with no findings ---------------------------------------------------------------
+def test_review_of_a_run_without_findings_says_so_and_exits(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    use_toy_victim(monkeypatch)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["evaluate", "--data", str(reviews_csv(tmp_path)), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+
+    def never(self: object) -> None:
+        raise AssertionError("a server started for a run with nothing to review")
+
+    monkeypatch.setattr(ReviewServer, "serve_forever", never)
+    result = CliRunner().invoke(app, ["review", str(out), "--no-browser"])
+    assert result.exit_code == 0, result.output
+    assert "has no findings to review" in _said(result.output) and "open:" not in result.output

@@ -27,7 +27,7 @@ from textrobust.audit.limits import (
     default_max_words,
     limit_length,
 )
-from textrobust.audit.profiles import DEFAULT_ANALYSES, not_run
+from textrobust.audit.profiles import DEFAULT_ANALYSES, data_flags, not_run
 from textrobust.audit.run_folder import LEGACY_SETTINGS, RunFolderLock, check_resumable, resumed_analyses
 from textrobust.audit.sources import DataSource, VictimSource
 from textrobust.devices import MIN_AGREEMENT, Placement, agreement, resolve_placement, texts_sample
@@ -35,6 +35,7 @@ from textrobust.errors import BadRow, ConfigError, StoreError, TextRobustError
 from textrobust.records import encode
 from textrobust.threads import ThreadPlan, Threads, apply_threads
 from textrobust.sections import Section
+from textrobust.validity.reviews import newest_judgement
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -354,14 +355,18 @@ def run(
         missing = None
         if profile is not None:
             missing = not_run(results, victim=victim if isinstance(victim, (str, os.PathLike)) else None,
-                              data=data if isinstance(data, (str, os.PathLike)) else None)
+                              data=data if isinstance(data, (str, os.PathLike)) else None,
+                              data_options=data_flags(split=split, data_options=data_options, label_map=label_map,
+                                                      labels_by_position=labels_by_position, max_words=max_words,
+                                                      length_policy=length_policy, labelled=labelled))
+        through = newest_judgement(out / "store.sqlite")  # before the reviews are read: a later one is newer
         payload = build_report(results, victim_source, _card(model), data_info,
                                {"executor": executor.name, "workers": executor.workers, "seed": seed,
                                 "resumed": resume, **_gpus(gpus_per_worker)},
                                seconds=time.perf_counter() - started, out=out, title=title, profile=profile,
                                not_run=missing, placement=facts)
         html, json_path = _write_outputs(out, payload, report)
-        _write_summary(out, results, payload, length, plan)
+        _write_summary(out, results, payload, length, plan, through)
     finally:
         lock.release()
     return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started, plan)
@@ -504,8 +509,6 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
     ``not_run``: the registered analyses left out, with the command that runs each;
     ``placement``: the victim's device, dtype and float32 agreement (a model fact)."""
     from textrobust import __version__
-    from textrobust.audit.verdict import verdict
-    from textrobust.report.reviewed import reviewed_point
     from textrobust.zoo.cards import now_iso
 
     analyses = []
@@ -523,10 +526,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
             "risk": section.get("risk"), "point": section.get("point"),
             **_reviewed(name, result, data, out),
         })
-    judged = verdict(analyses)
-    reviewed_line = reviewed_point(analyses)
-    if reviewed_line:  # how much of it people reviewed (textrobust review, issue 40)
-        judged["points"].append(reviewed_line)
+    judged = _verdict_of(analyses)
     return encode({
         "schema": "textrobust.report/1",
         "textrobust_version": __version__,
@@ -542,6 +542,18 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
         **({} if profile is None else {"profile": profile}),
         **({} if not_run is None else {"not_run": [dict(item) for item in not_run]}),
     })
+
+
+def _verdict_of(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The verdict of the report's sections, with the line on how much people reviewed."""
+    from textrobust.audit.verdict import verdict
+    from textrobust.report.reviewed import reviewed_point
+
+    judged = verdict(analyses)
+    reviewed_line = reviewed_point(analyses)
+    if reviewed_line:  # how much of it people reviewed (textrobust review, issue 40)
+        judged["points"].append(reviewed_line)
+    return judged
 
 
 def _reviewed(name: str, result: AnalysisResult, data: Mapping[str, Any], out: Path) -> dict[str, Any]:
@@ -571,14 +583,17 @@ def _write_outputs(out: Path, payload: Mapping[str, Any], html: bool) -> tuple[P
 
 
 def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Mapping[str, Any],
-                   length: LengthReport, threads: ThreadPlan | None = None) -> None:
+                   length: LengthReport, threads: ThreadPlan | None = None, through: int = 0) -> None:
     """``summary.json`` (every analysis's typed summary, the verdict, the run and the
-    threads it used) and one SVG file per figure under ``figures/``. Called after the
-    report is written; ``summary.json`` is written last, through a temporary file."""
+    threads it used, and ``reviews_through``: the newest judgement its reviewed figures
+    count, :func:`~textrobust.validity.reviews.newest_judgement`) and one SVG file per
+    figure under ``figures/``. Called after the report is written; ``summary.json`` is
+    written last, through a temporary file."""
     summary = {"schema": "textrobust.summary/1", "verdict": report["verdict"], "run": report["run"],
                "threads": None if threads is None else threads.to_dict(),
                "placement": report["victim"].get("placement"),
                "victim": report["victim"], "data": report["data"], "length_limit": length.summary(),
+               "reviews_through": through,
                "analyses": {name: {"run_id": r.run_id, "computed_now": r.computed, "resumed": r.resumed,
                                    "queries_now": r.queries, "summary": r.summary.to_dict(),
                                    **_reviewed_of(report, name)}
@@ -601,15 +616,17 @@ def _reviewed_of(report: Mapping[str, Any], name: str) -> dict[str, Any]:
     return {"reviewed": section["reviewed"]} if section.get("reviewed") is not None else {}
 
 
-def refresh_summary_reviews(out: Path, report: Mapping[str, Any]) -> None:
+def refresh_summary_reviews(out: Path, report: Mapping[str, Any], through: int = 0) -> None:
     """Bring the reviewed blocks and the verdict of ``out``'s ``summary.json`` up to date
-    with ``report`` (after new judgements); a folder without one is left as it is."""
+    with ``report`` (after new judgements; ``through``: the newest judgement it counts);
+    a folder without one is left as it is."""
     path = out / "summary.json"
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
     summary["verdict"] = report["verdict"]
+    summary["reviews_through"] = through
     for name, entry in (summary.get("analyses") or {}).items():
         if isinstance(entry, dict) and entry.get("run_id") == next(
                 (s["settings"].get("run_id") for s in report["analyses"] if s["name"] == name), None):
@@ -621,9 +638,14 @@ def refresh_summary_reviews(out: Path, report: Mapping[str, Any]) -> None:
 
 
 def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """Summarise the runs stored in the folder ``out`` again (the latest run of each
-    analysis) and write ``report.json`` and ``report.html``; no model query is made. The
-    folder must not be in use by a run (:class:`~textrobust.audit.run_folder.RunFolderLock`)."""
+    """Write ``report.json`` and ``report.html`` of the folder ``out`` again, with the
+    reviewed figures of the judgements stored now, and bring ``summary.json``'s reviewed
+    blocks and verdict up to date; no model query is made. When the folder's
+    ``report.json`` is the report of the runs stored (the latest run of each analysis), it
+    is kept as it is apart from the reviewed figures and the verdict (the run's time,
+    executor, profile, the analyses not run, the data's notes, the victim's placement, the
+    order of the sections); else the report is built from the store alone. The folder
+    must not be in use by a run (:class:`~textrobust.audit.run_folder.RunFolderLock`)."""
     folder = Path(out)
     path = folder / "store.sqlite"
     if not path.is_file():
@@ -632,19 +654,22 @@ def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
         return _rebuild_report(folder, path)
 
 
-def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
+def _stored_results(path: Path) -> tuple[dict[str, AnalysisResult], Mapping[str, Any], set[int]]:
+    """The latest stored run of each analysis, summarised again, in the order they were
+    started; the configuration of the last one and the runs' seeds."""
     from textrobust.analyses import ANALYSES
-    from textrobust.report import write_report
     from textrobust.store import RunStore
 
     results: dict[str, AnalysisResult] = {}
     config: Mapping[str, Any] = {}
     seeds: set[int] = set()
     with RunStore(path) as store:
-        for name in ANALYSES.names():
-            run = store.latest_run(name)
-            if run is None or "settings" not in run.config:
-                continue
+        latest = {}
+        for run in store.runs():  # oldest first: the last run of a kind is its latest
+            if run.kind in ANALYSES and "settings" in run.config:
+                latest.pop(run.kind, None)
+                latest[run.kind] = run
+        for name, run in latest.items():
             config = run.config
             seeds.add(run.seed)
             analysis = ANALYSES.get(name)(config["settings"])
@@ -654,18 +679,47 @@ def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
             results[name] = AnalysisResult(name, run.run_id, summary, tuple(records), tuple(failures), 0,
                                            len(records) + len(failures), 0.0, sum(r.queries for r in records),
                                            analysis.settings.to_dict(), section, type(analysis))
+    return results, config, seeds
+
+
+def _previous_report(folder: Path, results: Mapping[str, AnalysisResult]) -> dict[str, Any] | None:
+    """The folder's ``report.json`` when it is the report of ``results``' runs (each
+    section's run id that of the analysis's latest run, no section missing); else None."""
+    from textrobust.report import load_report
+
+    try:
+        report = load_report(folder / "report.json")
+    except (OSError, TextRobustError, ValueError):
+        return None
+    runs = {s["name"]: (s.get("settings") or {}).get("run_id") for s in report["analyses"]}
+    return report if runs == {name: r.run_id for name, r in results.items()} else None
+
+
+def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
+    from textrobust.report import write_report
+
+    through = newest_judgement(path)  # before the reviews are read: a judgement after it is newer
+    results, config, seeds = _stored_results(path)
     if not results:
         raise StoreError(f"The run store {path} holds no analysis runs of this version of textrobust.")
-    victim = VictimSource(path=str(config.get("victim")))
-    card = None
-    try:
-        card = _card(victim.load())
-    except TextRobustError:
-        pass  # the victim folder moved: the report says so by having no card
-    data_info = {"name": config.get("data_name", ""), "split": config.get("data_split", ""),
-                 "examples": config.get("data_examples", 0), "label_names": list(config.get("label_names", []))}
-    run_info = {"executor": "(rebuilt from the store)", "workers": 0, "seed": min(seeds), "resumed": True}
-    payload = build_report(results, victim, card, data_info, run_info, seconds=0.0, out=folder)
+    payload = _previous_report(folder, results)
+    if payload is not None:  # the report as written, with the reviewed figures of now
+        for section in payload["analyses"]:
+            section.pop("reviewed", None)
+            section.update(_reviewed(section["name"], results[section["name"]], payload["data"], folder))
+        payload["verdict"] = _verdict_of(payload["analyses"])
+        payload = encode(payload)
+    else:
+        victim = VictimSource(path=str(config.get("victim")))
+        card = None
+        try:
+            card = _card(victim.load())
+        except TextRobustError:
+            pass  # the victim folder moved: the report says so by having no card
+        data_info = {"name": config.get("data_name", ""), "split": config.get("data_split", ""),
+                     "examples": config.get("data_examples", 0), "label_names": list(config.get("label_names", []))}
+        run_info = {"executor": "(rebuilt from the store)", "workers": 0, "seed": min(seeds), "resumed": True}
+        payload = build_report(results, victim, card, data_info, run_info, seconds=0.0, out=folder)
     written = write_report(payload, folder)
-    refresh_summary_reviews(folder, payload)
+    refresh_summary_reviews(folder, payload, through)
     return written

@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -176,6 +176,11 @@ def _serve(run_dir: Path, reviewer: str, port: int, browser: bool) -> None:
     from textrobust.report.review_server import ReviewServer, ReviewSession
 
     session = ReviewSession(run_dir, reviewer)
+    if not session.findings:  # nothing to judge: no page to serve
+        console.print(f"review: {run_dir} has no findings to review (no successful attack, second-order finding, "
+                      "radius adversarial example or misclassified PR sample); nothing to judge", highlight=False,
+                      soft_wrap=True)
+        return
     server = ReviewServer(session, port)
     console.print(f"review: {len(session.findings)} finding(s) of {run_dir}, reviewer {reviewer!r}", highlight=False)
     console.print(f"open: {server.url}", highlight=False, soft_wrap=True)
@@ -187,13 +192,31 @@ def _serve(run_dir: Path, reviewer: str, port: int, browser: bool) -> None:
         opener.start()
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
-        console.print("stopped: the judgements are in the run store", highlight=False)
-    finally:
-        server.server_close()
-        if opener is not None:
-            opener.join(timeout=1.0)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
+        # rebuilt here, while the stop is being handled: a SIGTERM's redelivery leaves the
+        # clean-up alone (textrobust.cli.sigterm), so the summary follows every judgement
+        _stopped(server, opener, run_dir, "terminated (SIGTERM)" if isinstance(exc, Terminated) else "stopped")
+        if isinstance(exc, Terminated):
+            raise
+        return
+    except BaseException:
+        _close(server, opener)
+        raise
+    _stopped(server, opener, run_dir, "stopped")
+
+
+def _close(server: Any, opener: threading.Thread | None) -> None:
+    server.server_close()
+    if opener is not None:
+        opener.join(timeout=1.0)
+
+
+def _stopped(server: Any, opener: threading.Thread | None, run_dir: Path, how: str) -> None:
+    """Close the server, then rebuild the report and summary.json with every judgement."""
+    _close(server, opener)
+    console.print(f"{how}: the judgements are in the run store", highlight=False)
     try:
         _report(run_dir)
     except TextRobustError as exc:
-        console.print(f"report not rebuilt: {exc}", highlight=False)
+        console.print(f"report not rebuilt: {exc} (`textrobust gate` refuses the summary until "
+                      f"`textrobust review {run_dir} --report` rebuilds it)", highlight=False)

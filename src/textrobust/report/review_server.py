@@ -190,7 +190,12 @@ class ReviewServer(HTTPServer):
             raise ConfigError(f"The '--port' option must be a port number from 0 to 65535. Got {port!r} instead.")
         self.session = session
         self.token = secrets.token_urlsafe(24)
-        super().__init__(("127.0.0.1", port), _Handler)
+        try:
+            super().__init__(("127.0.0.1", port), _Handler)
+        except OSError as exc:  # the port is taken (or not ours to take)
+            raise ConfigError(f"The '--port' option {port}: cannot listen on 127.0.0.1:{port} "
+                              f"({exc.strerror or exc}); another program may be using it. Give another --port, "
+                              "or leave it out (0: any free port).") from None
 
     @property
     def port(self) -> int:

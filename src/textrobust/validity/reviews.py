@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from textrobust.store import RunStore
 
 __all__ = ["NEIGHBOUR_REASON", "REASONS", "Agreement", "Finding", "Judgement", "ReviewLog", "Status", "Swap", "Verdict", "agreement",
-           "item_status", "statuses"]
+           "item_status", "newest_judgement", "statuses"]
 
 #: Why a finding is not valid: the invalid reasons of the labelled substitution set
 #: (``textrobust.attack.candidates.labelled.REASONS`` without ``same``; a test keeps the
@@ -225,6 +226,29 @@ class ReviewLog:
 
     def __repr__(self) -> str:
         return f"ReviewLog({str(self.store.path)!r})"
+
+
+def newest_judgement(store_path: str | os.PathLike[str]) -> int:
+    """The ``seq`` of the newest judgement (an undo included) in the run store at
+    ``store_path``: 0 when it has none, no ``reviews`` table or no file. Reads only (the
+    gate's check that ``summary.json`` counts every judgement: it records the ``seq`` it
+    was built through, as ``reviews_through``)."""
+    from pathlib import Path
+
+    path = Path(store_path)
+    if not path.is_file():
+        return 0
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        try:
+            table = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'"
+                                       ).fetchone()
+            row = connection.execute("SELECT MAX(seq) FROM reviews").fetchone() if table else None
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"Could not read the judgements in '{path}': {exc}") from None
+    return int(row[0] or 0) if row else 0
 
 
 def _verdict(value: Verdict | str) -> Verdict:
