@@ -254,3 +254,155 @@ def test_review_of_a_run_without_findings_says_so_and_exits(tmp_path: Path,
     result = CliRunner().invoke(app, ["review", str(out), "--no-browser"])
     assert result.exit_code == 0, result.output
     assert "has no findings to review" in _said(result.output) and "open:" not in result.output
+
+
+# ---- items 7 and 8: a rebuilt report keeps everything; Not-run commands carry the data options ------
+FRESH_ROWS = [("a good film with a fine cast", "fresh"), ("a great story told with care", "fresh"),
+              ("dull and slow from start to end", "rotten"), ("the plot is thin and the jokes fall flat", "rotten")]
+
+
+def _fresh_csv(folder: Path) -> Path:
+    path = folder / "my reviews.csv"  # a space: the suggested commands quote it
+    path.write_text("review,verdict\n" + "".join(f'"{t}",{v}\n' for t, v in FRESH_ROWS), encoding="utf-8")
+    return path
+
+
+def _toy() -> object:
+    from textrobust.audit.testing import keyword_scores
+    from textrobust.victims.function import FunctionVictim
+
+    return FunctionVictim(keyword_scores, ("negative", "positive"))
+
+
+def _audit(folder: Path) -> Path:
+    from textrobust import audit
+
+    out = folder / "audit"
+    audit.run(_toy(), _fresh_csv(folder), {"evaluate": {}}, out, data_options={"text_column": "review",
+              "label_column": "verdict"}, label_map={"fresh": "positive", "rotten": "negative"}, profile="quick",
+              progress=False, max_words=40)
+    return out
+
+
+def test_a_rebuilt_report_equals_the_original(tmp_path: Path) -> None:
+    out = _audit(tmp_path)
+    before = json.loads((out / "report.json").read_text())
+    page = (out / "report.html").read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    assert before["not_run"] and before["profile"] == "quick" and before["data"]["length_limit"]
+    result = CliRunner().invoke(app, ["review", str(out), "--report"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "report.json").read_text()) == before  # nothing to review: nothing changes
+    assert (out / "report.html").read_text() == page
+    assert json.loads((out / "summary.json").read_text()) == summary
+
+
+def test_a_rebuilt_report_changes_only_the_reviewed_figures(run: Path) -> None:
+    before = json.loads((run / "report.json").read_text())
+    _judge(run, "attack/ex-0", "ann", "invalid", "antonym")
+    assert CliRunner().invoke(app, ["review", str(run), "--report"]).exit_code == 0
+    after = json.loads((run / "report.json").read_text())
+    assert [s["name"] for s in after["analyses"]] == [s["name"] for s in before["analyses"]]
+    assert after["analyses"][0]["reviewed"]["rejected"] == 1 and before["analyses"][0]["reviewed"]["rejected"] == 0
+
+    def without_reviews(report: dict) -> dict:
+        return {**report, "verdict": None,
+                "analyses": [{k: v for k, v in s.items() if k != "reviewed"} for s in report["analyses"]]}
+
+    assert without_reviews(after) == without_reviews(before)
+    assert any("Reviewed by people" in p for p in after["verdict"]["points"])
+
+
+def test_a_not_run_command_carries_the_data_options_and_runs(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    out = _audit(tmp_path)
+    report = json.loads((out / "report.json").read_text())
+    command = next(m["command"] for m in report["not_run"] if m["name"] == "attack")
+    for option in ("--text-column review", "--label-column verdict", "--label-map fresh=positive,rotten=negative",
+                   "--max-words 40", f"--data {shlex.quote(str(tmp_path / 'my reviews.csv'))}"):
+        assert option in command, command
+    # run as printed (the toy victim for the default one, its own out folder, a smaller size)
+    words = shlex.split(command)
+    assert words[:2] == ["textrobust", "attack"]
+    words[words.index("--out") + 1] = str(tmp_path / "attack")
+    words[words.index("--n") + 1] = "2"
+    use_toy_victim(monkeypatch, _toy())
+    result = CliRunner().invoke(app, [*words[1:], "--budget", "1", "--no-quality", "--candidates", "paper",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "attack" / "summary.json").read_text())
+    assert summary["data"]["examples"] == len(FRESH_ROWS)
+
+
+# ---- item 3: --resume compares the labels' contents, and reuses them ------------------------------
+def _labels(folder: Path, name: str, pair: tuple[str, str] = ("good", "fine")) -> Path:
+    from textrobust.validity.overrides import COLUMNS
+
+    path = folder / name
+    row = f"r1\tdev\ttoy\ta {pair[0]} film\t1\t{pair[0]}\t{pair[1]}\treview\t0\tsentiment"
+    path.write_text("# my labels\n" + "\t".join(COLUMNS) + "\n" + row + "\n", encoding="utf-8")
+    return path
+
+
+def _first_part(tmp_path: Path, labels: Path) -> Path:
+    """An evaluate run of two examples with ``labels``, which a resume takes on to four."""
+    from textrobust import audit
+
+    out = tmp_path / "run"
+    audit.run(_toy(), reviews_csv(tmp_path), {"evaluate": {"n": 2}}, out, progress=False, labelled=labels)
+    return out
+
+
+def _resume(tmp_path: Path, out: Path, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["evaluate", "--data", str(reviews_csv(tmp_path)), "--out", str(out),
+                                      "--resume", "--n", "4", "--quiet", *extra])
+    return result.exit_code, _said(result.output)
+
+
+def _labels_used(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    from textrobust.audit import orchestrator
+
+    seen: list[object] = []
+    real = orchestrator._run_one
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs.get("user_labels", args[-1]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(orchestrator, "_run_one", spy)
+    return seen
+
+
+def test_resume_refuses_an_edited_labels_file_with_the_same_counts(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    use_toy_victim(monkeypatch, _toy())
+    labels = _labels(tmp_path, "mine.tsv")
+    out = _first_part(tmp_path, labels)
+    _labels(tmp_path, "mine.tsv", ("great", "grand"))  # one rejected pair still, another one
+    code, said = _resume(tmp_path, out, "--labelled", str(labels))
+    assert code == 2, said
+    assert "labelled.sha256" in said and "Cannot resume" in said
+
+
+def test_resume_takes_an_identical_copy_elsewhere_and_reuses_the_stored_labels(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_toy_victim(monkeypatch, _toy())
+    labels = _labels(tmp_path, "mine.tsv")
+    out = _first_part(tmp_path, labels)
+    copy = tmp_path / "elsewhere" / "copy.tsv"
+    copy.parent.mkdir()
+    shutil.copy(labels, copy)
+    seen = _labels_used(monkeypatch)
+    code, said = _resume(tmp_path, out, "--labelled", str(copy))
+    assert code == 0, said
+    labels.unlink()  # without --labelled: the labels the run started with, from the store
+    copy.unlink()
+    code, said = _resume(tmp_path, out)
+    assert code == 0, said
+    assert [getattr(s, "rejected", None) for s in seen] == [frozenset({("good", "fine")})] * 2
+    with RunStore(out / "store.sqlite") as store:
+        run = store.latest_run("evaluate")
+        assert run is not None and run.config["labelled"]["rejected"] == 1
+        assert len(store.runs("evaluate")) == 1  # resumed, never a second run

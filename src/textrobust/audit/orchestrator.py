@@ -28,7 +28,13 @@ from textrobust.audit.limits import (
     limit_length,
 )
 from textrobust.audit.profiles import DEFAULT_ANALYSES, data_flags, not_run
-from textrobust.audit.run_folder import LEGACY_SETTINGS, RunFolderLock, check_resumable, resumed_analyses
+from textrobust.audit.run_folder import (
+    LEGACY_SETTINGS,
+    RunFolderLock,
+    check_resumable,
+    resumed_analyses,
+    stored_labels,
+)
 from textrobust.audit.sources import DataSource, VictimSource
 from textrobust.devices import MIN_AGREEMENT, Placement, agreement, resolve_placement, texts_sample
 from textrobust.errors import BadRow, ConfigError, StoreError, TextRobustError
@@ -296,6 +302,8 @@ def run(
     plan = apply_threads(threads)  # before the victim loads torch: see textrobust.threads
     placement = resolve_placement(device, dtype)  # an absent device is an error before any work
     user_labels = _user_labels(labelled)  # a malformed labels file is an error before any work
+    if resume and user_labels is None:  # the labels the run started with, as options are on resume
+        user_labels = stored_labels(out, [analysis.name for analysis in chosen])
     data_source = DataSource.of(data, split=split, options=data_options)
     skip_bad_rows = (data_options or {}).get("on_bad_rows") == "skip"  # a str enum compares equal too
     if isinstance(executor, str):
@@ -437,6 +445,14 @@ def _legacy_keys(store: RunStore, analysis: AnyAnalysis) -> tuple[str, ...]:
                  if previous is not None and key not in stored and now.get(key) == value)
 
 
+def _legacy_labels(store: RunStore, analysis: AnyAnalysis) -> tuple[str, ...]:
+    """``("labelled.sha256",)`` when the latest stored run's labels predate their hash
+    (issue 49): resuming it with the same file adds it (the counts still must match)."""
+    previous = store.latest_run(analysis.name)
+    stored = (previous.config.get("labelled") or {}) if previous is not None else {}
+    return ("labelled.sha256",) if stored and "sha256" not in stored else ()
+
+
 def _legacy_dtype(store: RunStore, analysis: AnyAnalysis, placement: Placement) -> tuple[str, ...]:
     """``("dtype",)`` when the latest stored run predates the ``dtype`` key (it ran in
     float32) and this one runs in float32 too: resuming it adds the key."""
@@ -457,11 +473,16 @@ def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data:
     config = {**_run_config(analysis, victim, data, dataset, placement.dtype), "max_words": length.max_words,
               "length_policy": length.policy}
     if user_labels is not None:  # only when given: runs stored before --labelled resume as they were
-        config["labelled"] = {"file": user_labels.origin, "rejected": len(user_labels.rejected),
-                              "confirmed": len(user_labels.confirmed)}
-    # a resumed run may take more (or fewer) examples and run on another device; everything else must match
-    legacy = (*_legacy_keys(store, analysis), *_legacy_dtype(store, analysis, placement)) if resume else ()
-    run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n", *legacy))
+        config["labelled"] = {"file": user_labels.origin, "sha256": user_labels.digest,
+                              "rejected": len(user_labels.rejected), "confirmed": len(user_labels.confirmed)}
+    # a resumed run may take more (or fewer) examples, run on another device and read its
+    # labels from another path (their contents, the sha256, must match); everything else must match
+    legacy = (*_legacy_keys(store, analysis), *_legacy_dtype(store, analysis, placement),
+              *_legacy_labels(store, analysis)) if resume else ()
+    run = store.resume_or_start(analysis.name, config, seed, resume=resume,
+                                resumable_keys=("settings.n", "labelled.file", *legacy))
+    if user_labels is not None:  # the labels themselves: a resume applies them, whatever became of the file
+        run.set_artefact("labelled", {"file": user_labels.origin, "text": user_labels.text})
     if survey is not None:
         run.set_artefact("survey", survey)
     resumed = len(run.done_ids())

@@ -47,7 +47,7 @@ from textrobust.text import Text
 from textrobust.validity.reviews import NEIGHBOUR_REASON, REASONS, Finding, Judgement, Status, Verdict, item_status
 from textrobust.validity.substitutions import COLUMNS, parse_row
 
-__all__ = ["COLUMNS", "LabelRow", "LeftOut", "UserLabels", "read_labels", "review_labels", "write_labels"]
+__all__ = ["COLUMNS", "LabelRow", "LeftOut", "UserLabels", "parse_labels", "read_labels", "review_labels", "write_labels"]
 
 _HEADER = """\
 # Substitutions labelled by people in `textrobust review` (issue 40), in the format of the
@@ -164,11 +164,21 @@ def write_labels(rows: Iterable[LabelRow], path: str | os.PathLike[str], origin:
 def read_labels(path: str | os.PathLike[str]) -> list[LabelRow]:
     """The rows of a labelled-set TSV (the shipped set's format: comment lines, then the
     header of :data:`COLUMNS`); a malformed row is a DataError naming its line."""
+    return parse_labels(_read_text(path), str(path))
+
+
+def _read_text(path: str | os.PathLike[str]) -> str:
     source = Path(path)
     try:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        return source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"Cannot read the labels file {source} (--labelled): {exc}.") from None
+
+
+def parse_labels(text: str, source: str = "the labels") -> list[LabelRow]:
+    """The rows of a labelled-set TSV's ``text`` (:func:`read_labels`; ``source`` names it
+    in errors)."""
+    lines = text.splitlines()
     body = [(n, line) for n, line in enumerate(lines, 1) if line and not line.startswith("#")]
     if not body or tuple(body[0][1].split("\t")) != COLUMNS:
         raise DataError(f"{source}: the first line after the comments must be the header "
@@ -200,18 +210,33 @@ class UserLabels:
     rejected: frozenset[tuple[str, str]] = frozenset()
     confirmed: frozenset[tuple[tuple[str, ...], int, str]] = frozenset()
     origin: str = ""
+    text: str = ""
 
     @classmethod
-    def from_rows(cls, rows: Iterable[LabelRow], origin: str = "") -> UserLabels:
+    def from_rows(cls, rows: Iterable[LabelRow], origin: str = "", text: str = "") -> UserLabels:
         rows = list(rows)
         return cls(frozenset((r.word.lower(), r.substitute.lower()) for r in rows if not r.valid),
                    frozenset((Text.from_string(r.sentence).words, r.position, r.substitute) for r in rows if r.valid),
-                   origin)
+                   origin, text)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> UserLabels:
-        """The labels of a labelled-set TSV (:func:`read_labels`)."""
-        return cls.from_rows(read_labels(path), str(path))
+        """The labels of a labelled-set TSV (:func:`read_labels`), with the file's text."""
+        return cls.from_text(_read_text(path), str(path))
+
+    @classmethod
+    def from_text(cls, text: str, origin: str = "") -> UserLabels:
+        """The labels of a labelled-set TSV's ``text`` (as a run stores it: a resumed run
+        applies the labels it started with, whatever became of the file)."""
+        return cls.from_rows(parse_labels(text, origin or "the labels"), origin, text)
+
+    @property
+    def digest(self) -> str:
+        """The SHA-256 of the file's text: what a resumed run compares (a copy elsewhere
+        is the same labels, an edit with the same counts is not)."""
+        import hashlib
+
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def confirmed_at(self, text: Text, position: int) -> list[str]:
         """The substitutes confirmed for ``position`` of this very sentence."""
