@@ -406,3 +406,62 @@ def test_resume_takes_an_identical_copy_elsewhere_and_reuses_the_stored_labels(
         run = store.latest_run("evaluate")
         assert run is not None and run.config["labelled"]["rejected"] == 1
         assert len(store.runs("evaluate")) == 1  # resumed, never a second run
+
+
+# ---- item 4: a bad TEXTROBUST_VERDICT_CACHE_MB ---------------------------------------------------------
+@pytest.mark.parametrize("value", ["abc", "nan", "-1", "inf", "-inf", "1e999", " "])
+def test_a_bad_verdict_cache_cap_stops_before_anything_runs(tmp_path: Path, value: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEXTROBUST_VERDICT_CACHE_MB", value)
+    monkeypatch.setenv("TEXTROBUST_CACHE", str(tmp_path / "cache"))
+    if not value.strip():  # blank: the default cap
+        assert CliRunner().invoke(app, ["assets"]).exit_code == 0
+        return
+    use_toy_victim(monkeypatch, _toy())
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["attack", "--data", str(reviews_csv(tmp_path)), "--n", "2", "--out", str(out),
+                                      "--quiet"])
+    said = _said(result.output)
+    assert result.exit_code == 2, said
+    assert "TEXTROBUST_VERDICT_CACHE_MB" in said and repr(value) in said and "Traceback" not in said
+    assert not (out / "store.sqlite").exists()  # nothing ran
+    listed = CliRunner().invoke(app, ["assets"])
+    assert listed.exit_code == 2 and "TEXTROBUST_VERDICT_CACHE_MB" in _said(listed.output)
+    assert listed.exception is None or isinstance(listed.exception, SystemExit)
+
+
+def test_a_cap_that_deletes_verdicts_says_so_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    from textrobust.validity.cache import VerdictCache, cache_info, fingerprint
+
+    path = tmp_path / "v.sqlite"
+    old = VerdictCache(path, fingerprint(judge="old"))
+    old.put_many([(("a", "fine", "film", str(i)), 1, {"why": "x" * 2000}) for i in range(100)])
+    old.close()
+    monkeypatch.setenv("TEXTROBUST_VERDICT_CACHE_MB", str(cache_info(path).size_bytes / 4 / 2**20))
+    with caplog.at_level("WARNING", logger="textrobust.validity.cache"):
+        for _ in range(2):
+            cache = VerdictCache(path, fingerprint(judge="new"))
+            assert len(cache) == 0
+            cache.close()
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1, said
+    assert "over its cap" in said[0] and "deleted the verdicts of other judges" in said[0]
+
+
+def test_clear_verdicts_without_a_cache_says_there_is_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEXTROBUST_CACHE", str(tmp_path))
+    result = CliRunner().invoke(app, ["assets", "clear-verdicts"])
+    assert result.exit_code == 0 and "no verdict cache at" in result.output and "deleted" not in result.output
+
+
+def test_the_assets_table_keeps_paths_whole_in_a_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS")  # a pipe, no terminal: rich would fit 80 columns
+    monkeypatch.setenv("TEXTROBUST_CACHE", str(tmp_path / LONG[:60]))
+    result = CliRunner().invoke(app, ["assets"])
+    assert result.exit_code == 0, result.output
+    import textrobust
+
+    bundled = str(Path(textrobust.__file__).parent / "resources" / "stopwords.txt")
+    row = next(line for line in result.output.splitlines() if "stop_words" in line)
+    assert bundled in row, result.output  # one row, its path whole

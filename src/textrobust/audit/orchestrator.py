@@ -41,6 +41,7 @@ from textrobust.errors import BadRow, ConfigError, StoreError, TextRobustError
 from textrobust.records import encode
 from textrobust.threads import ThreadPlan, Threads, apply_threads
 from textrobust.sections import Section
+from textrobust.validity.cache import max_bytes as verdict_cache_cap
 from textrobust.validity.reviews import newest_judgement
 
 if TYPE_CHECKING:
@@ -298,6 +299,7 @@ def run(
     if resume:
         check_resumable(out, [analysis.name for analysis in chosen])
     check_max_words(max_words)
+    verdict_cache_cap()  # a bad $TEXTROBUST_VERDICT_CACHE_MB: an error now, not in every example's judge
     check_length_policy(length_policy)
     plan = apply_threads(threads)  # before the victim loads torch: see textrobust.threads
     placement = resolve_placement(device, dtype)  # an absent device is an error before any work
