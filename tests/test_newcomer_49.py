@@ -465,3 +465,83 @@ def test_the_assets_table_keeps_paths_whole_in_a_pipe(tmp_path: Path, monkeypatc
     bundled = str(Path(textrobust.__file__).parent / "resources" / "stopwords.txt")
     row = next(line for line in result.output.splitlines() if "stop_words" in line)
     assert bundled in row, result.output  # one row, its path whole
+
+
+# ---- item 6: rejecting a second-order finding blames its patch only when a reviewer says so ---------
+def _review(run: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["review", str(run), "--reviewer", "ann", *args])
+    return result.exit_code, _said(result.output)
+
+
+def _exported(run: Path, tmp_path: Path) -> tuple[set[tuple[str, str, bool]], str]:
+    from textrobust.validity.overrides import read_labels
+
+    out = tmp_path / "labels.tsv"
+    code, said = _review(run, "--export", str(out), "--force")
+    assert code == 0, said
+    return {(r.word, r.substitute, r.valid) for r in read_labels(out)}, said
+
+
+@pytest.mark.parametrize("given, pairs, left_out", [
+    ("second-order/so-0=invalid:neighbour", set(), "1 second-order finding(s) rejected for their neighbour"),
+    ("second-order/so-0=invalid:sense@4", set(), "1 second-order finding(s) rejected for their neighbour"),
+    ("second-order/so-0=invalid:sense@3", {("Good", "Decent", False)}, None),
+    ("second-order/so-0=invalid:sense", {("Good", "Decent", False)}, None),  # none ticked blames all
+    ("attack/ex-1=invalid:grammar@4", {("with", "by", False)}, None),
+    ("attack/ex-1=invalid:grammar@1,4", {("with", "by", False), ("great", "big", False)}, None),
+])
+def test_judge_takes_blamed_swaps_and_the_neighbour_reason_exports_no_pair(
+        run: Path, tmp_path: Path, given: str, pairs: set, left_out: str | None) -> None:
+    code, said = _review(run, "--judge", given)
+    assert code == 0, said
+    exported, said = _exported(run, tmp_path)
+    assert exported == pairs
+    if left_out:
+        assert f"left out: {left_out}" in said and "no substitution pair is blamed" in said
+    else:
+        assert "left out" not in said
+
+
+def test_a_neighbour_reason_on_another_finding_and_unknown_swaps_are_refused(run: Path) -> None:
+    code, said = _review(run, "--judge", "attack/ex-0=invalid:neighbour")
+    assert code == 2 and "is for a second-order finding" in said, said
+    code, said = _review(run, "--judge", "attack/ex-1=invalid:grammar@9")
+    assert code == 2 and "not swaps of 'attack/ex-1'" in said and "[1, 4]" in said, said
+    for bad in ("attack/ex-1=valid@1", "attack/ex-1=invalid:grammar@", "attack/ex-1=invalid:grammar@one"):
+        code, said = _review(run, "--judge", bad)
+        assert code == 2 and "The '--judge' option reads" in said, said
+    with RunStore(run / "store.sqlite") as store:
+        assert ReviewLog(store).judgements() == []
+
+
+def test_the_page_offers_the_neighbour_reason_for_a_second_order_finding_only(run: Path) -> None:
+    from textrobust.report.review_server import ReviewSession
+
+    session = ReviewSession(run, "ann")
+    assert 'value="neighbour"' in session.page("t", "n", "second-order/so-0")
+    assert 'value="neighbour"' not in session.page("t", "n", "attack/ex-0")
+
+
+def test_two_reviewers_blaming_the_neighbour_and_the_patch(run: Path, tmp_path: Path) -> None:
+    _judge(run, "second-order/so-0", "ann", "invalid", "neighbour")
+    _judge(run, "second-order/so-0", "bob", "invalid", "sentiment", blamed=(3,))
+    exported, _ = _exported(run, tmp_path)
+    assert exported == {("Good", "Decent", False)}  # bob blamed the patch: his reason labels it
+
+
+# ---- item 10: --judge checks every judgement first; the wording; skips are not judgements -----------
+def test_a_bad_judge_after_a_good_one_stores_neither(run: Path) -> None:
+    code, said = _review(run, "--judge", "attack/ex-0=valid", "--judge", "attack/nope=valid")
+    assert code == 2 and "No finding 'attack/nope'" in said and "Nothing was stored" in said, said
+    code, said = _review(run, "--judge", "next=valid", "--judge", "next=invalid")
+    assert code == 2 and "None was given." in said and "Got None" not in said, said
+    with RunStore(run / "store.sqlite") as store:
+        assert ReviewLog(store).judgements() == []
+
+
+def test_the_export_does_not_count_a_skip_as_judged(run: Path, tmp_path: Path) -> None:
+    _judge(run, "attack/ex-0", "ann", "valid")
+    _judge(run, "attack/ex-1", "ann", "skip")
+    _judge(run, "attack/ex-2", "bob", "skip")
+    _, said = _exported(run, tmp_path)
+    assert "from 1 judged finding(s) of 5" in said, said
