@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from textrobust.cli.app import app
 from textrobust.report.review_server import ReviewServer
 from textrobust.report.reviewed import run_findings
 from textrobust.store import RunStore
+from textrobust.text import Text
 from textrobust.validity.reviews import ReviewLog
 
 
@@ -545,3 +547,62 @@ def test_the_export_does_not_count_a_skip_as_judged(run: Path, tmp_path: Path) -
     _judge(run, "attack/ex-2", "bob", "skip")
     _, said = _exported(run, tmp_path)
     assert "from 1 judged finding(s) of 5" in said, said
+
+
+# ---- item 9: compare names every difference of unlike runs, and refuses other texts under one id -----
+def _attack_run(folder: Path, victim: str, recipe: str, candidates: str, texts: dict[int, str] | None = None) -> Path:
+    """A run folder with one finished attack run over e0..e5 (``texts``: other texts for some ids)."""
+    from test_compare import ATTACKS_A, _attack, _config
+
+    from textrobust.records import encode
+
+    with RunStore(folder / "store.sqlite") as store:
+        run = store.start_run("attack", _config({"recipe": recipe, "n": 6, "budget": None, "quality": False,
+                                                 "candidates": candidates}, victim), seed=0)
+        for position, (i, status, l0) in enumerate(ATTACKS_A):
+            payload = _attack(i, status, l0)
+            if texts and i in texts:
+                from textrobust.analyses.attack.analysis import AttackRecord
+                from textrobust.records import decode
+
+                record = decode(AttackRecord, payload)
+                other = Text.from_string(texts[i])
+                payload = encode(replace(record, result=replace(record.result, original=other, perturbed=other)))
+            run.record(f"e{i}", payload, position=position)
+        run.finish({})
+    return folder
+
+
+def _compare(tmp_path: Path, *runs: Path, extra: tuple[str, ...] = ()) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["compare", *map(str, runs), "--out", str(tmp_path / "out"), "--resamples",
+                                      "200", *extra])
+    return result.exit_code, _said(result.output)
+
+
+def test_compare_names_the_other_victim_recipe_and_candidates(tmp_path: Path) -> None:
+    lstm = _attack_run(tmp_path / "lstm", "runs/lstm", "pwws", "validated")
+    cnn = _attack_run(tmp_path / "cnn", "runs/cnn", "textfooler", "paper")
+    code, said = _compare(tmp_path, lstm, cnn)
+    assert code == 0, said
+    assert "cnn audited another victim (runs/cnn) than the baseline lstm (runs/lstm)" in said
+    assert 'recipe "pwws" -> "textfooler"' in said and 'candidates "validated" -> "paper"' in said
+    page = _said((tmp_path / "out" / "compare.html").read_text())
+    assert "another victim" in page and "textfooler" in page
+    notes = json.loads((tmp_path / "out" / "compare.json").read_text())["notes"]
+    assert any("another victim" in n for n in notes) and any("other settings" in n for n in notes)
+
+
+def test_compare_refuses_other_texts_under_the_same_ids_unless_allowed(tmp_path: Path) -> None:
+    base = _attack_run(tmp_path / "base", "toy", "textfooler", "validated")
+    other = _attack_run(tmp_path / "other", "toy", "textfooler", "validated",
+                        {1: "a dull film", 2: "an awful plot"})
+    code, said = _compare(tmp_path, base, other)
+    assert code == 2, said
+    assert "hold different texts under the same example ids (2 of them, e.g. 'e1'" in said
+    assert "--allow-different-texts" in said and not (tmp_path / "out").exists()
+    code, said = _compare(tmp_path, base, other, extra=("--allow-different-texts",))
+    assert code == 0, said
+    assert "other holds different texts than the baseline base under 2 shared example id(s)" in said
+    same = _attack_run(tmp_path / "same", "toy", "textfooler", "validated")
+    code, said = _compare(tmp_path, base, same)
+    assert code == 0 and "note:" not in said, said  # like runs: nothing to note
