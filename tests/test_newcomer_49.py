@@ -606,3 +606,44 @@ def test_compare_refuses_other_texts_under_the_same_ids_unless_allowed(tmp_path:
     same = _attack_run(tmp_path / "same", "toy", "textfooler", "validated")
     code, said = _compare(tmp_path, base, same)
     assert code == 0 and "note:" not in said, said  # like runs: nothing to note
+
+
+# ---- item 10: resumes count every session's queries, and say when there is nothing to resume -------
+def test_a_resumed_run_counts_the_queries_of_every_session_and_says_when_nothing_is_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_toy_victim(monkeypatch, _toy())
+    data = reviews_csv(tmp_path)
+    out = tmp_path / "run"
+    runner = CliRunner()
+    base = ["evaluate", "--data", str(data), "--out", str(out), "--quiet", "--batch-size", "1"]
+    assert runner.invoke(app, [*base, "--n", "2"]).exit_code == 0
+    result = runner.invoke(app, [*base, "--n", "4", "--resume"])
+    assert result.exit_code == 0, result.output
+    assert "nothing to resume" not in result.output
+    with RunStore(out / "store.sqlite") as store:
+        run = store.latest_run("evaluate")
+        assert run is not None
+        stored = sum(row.queries or 0 for row in run.results())
+    summary = json.loads((out / "summary.json").read_text())
+    report = json.loads((out / "report.json").read_text())
+    assert stored == 4 and summary["analyses"]["evaluate"]["queries_now"] == 2  # this session's
+    assert report["run"]["queries"] == stored == summary["run"]["queries"]  # every session's
+    again = runner.invoke(app, [*base, "--n", "4", "--resume"])
+    assert again.exit_code == 0, again.output
+    assert "nothing to resume: every unit of evaluate was already stored" in _said(again.output)
+
+
+def test_a_stopped_load_says_stopped_not_failed() -> None:
+    from textrobust.audit.progress import load_line
+    from textrobust.cli.sigterm import Terminated
+    from textrobust.loading import listening, loading
+
+    events = []
+    with listening(events.append):
+        for stop in (Terminated, KeyboardInterrupt, ValueError):
+            with pytest.raises(stop):
+                with loading("the causal LM"):
+                    raise stop()
+    lines = [load_line(e) for e in events if e.done]
+    assert [line.split(" after ")[0] for line in lines] == ["loading the causal LM stopped"] * 2 + [
+        "loading the causal LM failed"]

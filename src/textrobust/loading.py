@@ -32,11 +32,13 @@ __all__ = ["LoadEvent", "listening", "load_records", "load_seconds", "loading"]
 @dataclass(frozen=True, slots=True)
 class LoadEvent:
     """One announcement: ``what`` starts loading (``seconds`` None), or is loaded after
-    ``seconds`` (``failed`` when the load raised)."""
+    ``seconds`` (``failed`` when the load raised; ``stopped`` when it was Ctrl-C or
+    SIGTERM that ended it, which is no failure of the load)."""
 
     what: str
     seconds: float | None = None
     failed: bool = False
+    stopped: bool = False
 
     @property
     def done(self) -> bool:
@@ -61,15 +63,19 @@ def loading(what: str) -> Iterator[None]:
     _depth.value = depth + 1
     started = time.perf_counter()
     failed = True
+    stopped = False
     try:
         yield
         failed = False
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (textrobust.cli.sigterm.Terminated): stopped, not failed
+        failed, stopped = False, True
+        raise
     finally:
         seconds = time.perf_counter() - started
         _depth.value = depth
         with _lock:
             _records.append((what, seconds, depth > 0))
-        _tell(LoadEvent(what, seconds, failed))
+        _tell(LoadEvent(what, seconds, failed, stopped))
 
 
 @contextmanager

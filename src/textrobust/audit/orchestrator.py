@@ -61,7 +61,9 @@ MAX_SHOWN_BAD_ROWS = 50
 
 @dataclass(frozen=True)
 class AnalysisResult:
-    """One analysis of an audit: its run, typed records, failures and summary."""
+    """One analysis of an audit: its run, typed records, failures and summary. ``queries``:
+    the model queries of this session; ``queries_stored``: of every result stored for the
+    run, over all its sessions (what the report counts; None: not known, ``queries``)."""
 
     name: str
     run_id: str
@@ -75,6 +77,12 @@ class AnalysisResult:
     settings: Mapping[str, Any]
     section: Section
     analysis_type: type[AnyAnalysis]
+    queries_stored: int | None = None
+
+    @property
+    def all_queries(self) -> int:
+        """The run's model queries over all its sessions (this session's when not known)."""
+        return self.queries if self.queries_stored is None else self.queries_stored
 
 
 @dataclass(frozen=True)
@@ -505,8 +513,10 @@ def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data:
     failures = [f for f in failures if f.example_id in unit_ids]
     summary = analysis.summarise_run(records, failures, survey)
     section = analysis.section(summary, records, failures, dataset.label_names)
+    stored_queries = sum(row.queries or 0 for row in run.iter_results() if row.example_id in unit_ids)
     result = AnalysisResult(analysis.name, run.run_id, summary, tuple(records), tuple(failures), computed,
-                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section, type(analysis))
+                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section,
+                            type(analysis), stored_queries)
     run.finish({"summary": summary.to_dict(), "computed_now": computed, "resumed": resumed, "queries_now": queries})
     return result
 
@@ -559,7 +569,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
                    **({} if placement is None else {"placement": dict(placement)})},
         "data": dict(data),
         "verdict": judged,
-        "run": {"seconds": seconds, "queries": sum(r.queries for r in results.values()),
+        "run": {"seconds": seconds, "queries": sum(r.all_queries for r in results.values()),
                 "store": str(out / "store.sqlite"), **run},
         "analyses": analyses,
         **({} if profile is None else {"profile": profile}),

@@ -110,6 +110,10 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
         _interrupted(out, ctx, exc)
     _warn_skipped_rows(result.report)
+    if params.get("resume") and all(r.computed == 0 for r in result.results.values()):
+        console.print(f"nothing to resume: every unit of {', '.join(result.results)} was already stored in {out}; "
+                      "the report is written again from the store (a larger --n resumes with more)",
+                      highlight=False, soft_wrap=True)
     if overview:
         print_overview(result.report, verbose=verbose)
     if verbose or not overview:
