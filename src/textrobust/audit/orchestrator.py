@@ -697,7 +697,7 @@ def _stored_results(path: Path) -> tuple[dict[str, AnalysisResult], Mapping[str,
     config: Mapping[str, Any] = {}
     seeds: set[int] = set()
     with RunStore(path) as store:
-        latest = {}
+        latest: dict[str, Run] = {}
         for run in store.runs():  # oldest first: the last run of a kind is its latest
             if run.kind in ANALYSES and "settings" in run.config:
                 latest.pop(run.kind, None)
