@@ -647,3 +647,29 @@ def test_a_stopped_load_says_stopped_not_failed() -> None:
     lines = [load_line(e) for e in events if e.done]
     assert [line.split(" after ")[0] for line in lines] == ["loading the causal LM stopped"] * 2 + [
         "loading the causal LM failed"]
+
+
+def test_an_attacked_example_is_not_charged_with_loading_a_model() -> None:
+    import time as clock
+
+    from test_attack_runner import make_attack
+
+    from textrobust.data.examples import Example
+    from textrobust.loading import loading, thread_load_seconds
+
+    attack, _ = make_attack()
+    source = attack.source
+    real = source.candidates
+
+    def loads_first(*args: object, **kwargs: object) -> object:  # a source whose model loads on first use
+        if not getattr(source, "_loaded", False):
+            source._loaded = True  # type: ignore[attr-defined]
+            with loading("a slow model"):
+                clock.sleep(0.5)
+        return real(*args, **kwargs)
+
+    source.candidates = loads_first  # type: ignore[method-assign]
+    before = thread_load_seconds()
+    first = attack.attack(Example("e1", Text.from_string("A good film, great!"), 1))
+    assert thread_load_seconds() - before >= 0.5
+    assert first.seconds < 0.25, first.seconds  # the load is not the example's time

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["LoadEvent", "listening", "load_records", "load_seconds", "loading"]
+__all__ = ["LoadEvent", "listening", "load_records", "load_seconds", "loading", "thread_load_seconds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +73,8 @@ def loading(what: str) -> Iterator[None]:
     finally:
         seconds = time.perf_counter() - started
         _depth.value = depth
+        if depth == 0:  # an outer load: this thread's loading time (an inner one is part of it)
+            _depth.seconds = getattr(_depth, "seconds", 0.0) + seconds
         with _lock:
             _records.append((what, seconds, depth > 0))
         _tell(LoadEvent(what, seconds, failed, stopped))
@@ -94,6 +96,14 @@ def load_records() -> list[tuple[str, float]]:
     """``(what, seconds)`` of every load of this process so far, in order."""
     with _lock:
         return [(what, seconds) for what, seconds, _ in _records]
+
+
+def thread_load_seconds() -> float:
+    """The seconds this thread has spent in :func:`loading` blocks (outer ones): what a
+    timed step takes off its own time, so that the example that happens to load a model
+    first is not charged with it (issue 49: after a resume, a second load doubled the
+    seconds per example of a short run)."""
+    return float(getattr(_depth, "seconds", 0.0))
 
 
 def load_seconds() -> float:
