@@ -119,8 +119,8 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
     if verbose or not overview:
         for name in analyses:
             print_result(result[name], result.report)
-    console.print(f"store: {out / 'store.sqlite'}", highlight=False)
-    console.print(f"report: {result.report_html or result.report_json}", highlight=False)  # the last line
+    console.print(f"store: {out / 'store.sqlite'}", highlight=False, soft_wrap=True)  # whole paths, at any width
+    console.print(f"report: {result.report_html or result.report_json}", highlight=False, soft_wrap=True)  # last
     return result
 
 

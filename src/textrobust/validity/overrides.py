@@ -149,7 +149,7 @@ def write_labels(rows: Iterable[LabelRow], path: str | os.PathLike[str], origin:
         lines.append("\t".join([row.id, row.split, row.corpus, row.sentence, str(row.position), row.word,
                                 row.substitute, row.sources, "1" if row.valid else "0", row.reason]))
         count += 1
-    tmp = target.with_name(f".{target.name}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:  # to a temporary name, renamed into place: replacing a link replaces the link, not its file
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
