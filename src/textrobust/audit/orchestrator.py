@@ -376,7 +376,8 @@ def run(
                               data=data if isinstance(data, (str, os.PathLike)) else None,
                               data_options=data_flags(split=split, data_options=data_options, label_map=label_map,
                                                       labels_by_position=labels_by_position, max_words=max_words,
-                                                      length_policy=length_policy, labelled=labelled))
+                                                      length_policy=length_policy,
+                                                      labelled=None if user_labels is None else user_labels.origin))
         through = newest_judgement(out / "store.sqlite")  # before the reviews are read: a later one is newer
         payload = build_report(results, victim_source, _card(model), data_info,
                                {"executor": executor.name, "workers": executor.workers, "seed": seed,
