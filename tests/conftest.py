@@ -1,6 +1,6 @@
-"""Test-suite settings: a wide console, a Hypothesis profile for a noisy, shared 2-core CI machine, and one
-torch thread (the tests' models are tiny: on a busy machine a second intra-op thread made a
-prover test 20x slower, 0.6 s against 0.03 s).
+"""Test-suite settings: a wide console (:data:`TEST_COLUMNS`), a Hypothesis profile for a
+noisy, shared 2-core CI machine, and one torch thread (the tests' models are tiny: on a busy
+machine a second intra-op thread made a prover test 20x slower, 0.6 s against 0.03 s).
 
 No test may depend on timing: the ``ci`` profile (used when ``CI`` is set, as in
 ``.ci/run``) switches off Hypothesis's deadline and its too-slow and data-too-large health

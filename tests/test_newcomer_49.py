@@ -52,6 +52,16 @@ def _judge(folder: Path, item: str, reviewer: str, verdict: str, reason: str | N
 LONG = "a-deliberately-long-temporary-folder-name-" * 6  # 252 characters: longer than any terminal line
 
 
+def test_the_tests_console_is_wide_and_a_test_may_narrow_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import TEST_COLUMNS
+
+    from textrobust.cli.common import console, err_console
+
+    assert console.width == err_console.width == int(TEST_COLUMNS)  # whatever terminal pytest runs in
+    monkeypatch.setenv("COLUMNS", "80")
+    assert console.width == err_console.width == 80  # a test of wrapping sets its own
+
+
 @pytest.mark.parametrize("columns", ["80", None], ids=["80-columns", "the-tests-console"])
 def test_the_export_message_survives_a_long_path_at_any_width(run: Path, tmp_path: Path, columns: str | None,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
