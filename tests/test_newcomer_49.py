@@ -116,19 +116,22 @@ def _target(run: Path, tmp_path: Path, name: str, how: str) -> Path:
     return hard
 
 
+@pytest.mark.parametrize("command", ["review", "export"])
 @pytest.mark.parametrize("name", ["store.sqlite", "summary.json", "report.json", "report.html"])
 @pytest.mark.parametrize("how", ["direct", "symlink", "dotdot", "hardlink"])
 @pytest.mark.parametrize("force", [False, True], ids=["", "--force"])
-def test_review_export_refuses_every_file_of_the_run(run: Path, tmp_path: Path, name: str, how: str,
-                                                     force: bool) -> None:
+def test_review_export_and_export_refuse_every_file_of_the_run(run: Path, tmp_path: Path, command: str, name: str,
+                                                               how: str, force: bool) -> None:
     _judge(run, "attack/ex-0", "ann", "valid")
     target = _target(run, tmp_path, name, how)
     before = _snapshot(run)
-    result = CliRunner().invoke(app, ["review", str(run), "--export", str(target), *(["--force"] if force else [])])
+    argv = (["review", str(run), "--export", str(target)] if command == "review" else
+            ["export", str(run), "--format", "jsonl", "--to", str(target)])
+    result = CliRunner().invoke(app, [*argv, *(["--force"] if force else [])])
     said = _said(result.output)
     assert result.exit_code == 2, said
     assert "Will not write the export over" in said and "the run would be lost" in said, said
-    assert "--export" in said and "Traceback" not in said
+    assert ("--export" if command == "review" else "--to") in said and "Traceback" not in said
     assert _snapshot(run) == before  # nothing replaced: every result and judgement still there
     with RunStore(run / "store.sqlite") as store:
         assert sorted(r.kind for r in store.runs()) == ["attack", "second-order"]
