@@ -20,7 +20,7 @@ from textrobust.errors import ConfigError
 from textrobust.text import Text
 from textrobust.validity.calibration import Calibration
 from textrobust.validity.pair_prior import PairPrior, load_pair_prior
-from textrobust.validity.people_judge import FEATURES_ONE, FEATURES_TWO, PeopleJudge, load_people_judge
+from textrobust.validity.people_judge import FEATURES_ONE, FEATURES_TWO, SECOND_INPUTS, PeopleJudge, load_people_judge
 
 _TAGS = {"the": ("DT", "DET"), "a": ("DT", "DET"), "good": ("JJ", "ADJ"), "great": ("JJ", "ADJ"),
          "fine": ("JJ", "ADJ"), "bad": ("JJ", "ADJ"), "film": ("NN", "NOUN"), "movie": ("NN", "NOUN"),
@@ -83,11 +83,15 @@ def _stump(feature: int, threshold: float, low: float, high: float) -> tuple:
 
 
 def tiny_judge() -> PeopleJudge:
-    """First stage: by cosine (> 0.5 scores high); second: by the validation score (> 0.9:
-    probability sigmoid(2) = 0.88, else sigmoid(-2) = 0.12); identity calibration."""
+    """First stage: by cosine (> 0.5 scores high); second: by the validation score alone
+    (weight 40 on (validation - 0.95): 0.99 gives sigmoid(1.6) = 0.832, 0.5 gives ~0);
+    identity calibration."""
     first = (_stump(FEATURES_ONE.index("cosine"), 0.5, -1.0, 1.0),)
-    second = (_stump(FEATURES_TWO.index("validation"), 0.9, -2.0, 2.0),)
-    return PeopleJudge(first, 0.0, second, 0.0, Calibration.identity(draws=3), {"trained": "by hand"})
+    n = len(SECOND_INPUTS)
+    weights = tuple(40.0 if name == "validation" else 0.0 for name in SECOND_INPUTS)
+    mean = tuple(0.95 if name == "validation" else 0.0 for name in SECOND_INPUTS)
+    return PeopleJudge(first, 0.0, mean, (1.0,) * n, weights, 0.0, Calibration.identity(draws=3),
+                       {"trained": "by hand"})
 
 
 def light_source(scorer: FakeScorer | None = None, **settings: Any) -> PeopleSubstitutes:
@@ -107,9 +111,9 @@ def test_kept_candidates_are_those_people_would_accept_best_first() -> None:
     source = light_source()
     found = source.candidates(Text.from_string("The film"), [1])[1]
     assert [s.word for s in found] == ["movie"]
-    assert found[0].score == pytest.approx(1 / (1 + np.exp(-2.0)), abs=1e-3)
+    assert found[0].score == pytest.approx(1 / (1 + np.exp(-1.6)), abs=1e-3)
     verdicts = {v.substitute: v for v in source.evidence(Text.from_string("The film"), 1)}
-    assert verdicts["picture"].reason == "judge" and verdicts["picture"].probability == pytest.approx(0.1192, abs=1e-3)
+    assert verdicts["picture"].reason == "judge" and verdicts["picture"].probability == pytest.approx(0.0, abs=1e-3)
     assert verdicts["movie"].features["prior_any"] == 1.0 and verdicts["picture"].features["prior_any"] == 0.0
     assert "wordnet" in verdicts["movie"].routes
 
@@ -178,9 +182,19 @@ def test_people_judge_round_trip_and_bad_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="Cannot read the people judge"):
         load_people_judge(path)
     data = judge.to_dict()
-    data["second"]["trees"][0][0][2] = 7  # a child outside the tree
+    data["first"]["trees"][0][0][2] = 7  # a child outside the tree
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="bad node"):
+        load_people_judge(path)
+    data = judge.to_dict()
+    data["second"]["scale"][0] = 0.0
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="positive scales"):
+        load_people_judge(path)
+    data = judge.to_dict()
+    del data["second"]["bias"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="second stage of .* is malformed"):
         load_people_judge(path)
 
 
@@ -208,3 +222,8 @@ def test_pair_prior_counts_and_bad_files(tmp_path: Path) -> None:
         load_pair_prior(path)
     with pytest.raises(ConfigError, match="Cannot read the pair prior"):
         load_pair_prior(tmp_path / "missing.json.gz")
+
+
+def test_a_substitute_that_is_not_one_word_gets_a_verdict_of_zero() -> None:
+    (verdict,) = light_source().judge_pairs(Text.from_string("The film"), [(1, "ex-")])
+    assert verdict.reason == "not one word" and verdict.probability == 0.0

@@ -99,6 +99,44 @@ def run_source(proposer: Proposer, targets: Sequence[SwordsTarget]) -> tuple[dic
                        "unaligned": unaligned}
 
 
+def calibration(path: Path, part: str, lemma: Any, out: Path | None) -> int:
+    """Every candidate the people source's second stage judged on ``part`` that people judged
+    too: its calibrated probability against acceptable (more than half said yes)."""
+    import numpy as np
+
+    from textrobust.attack.candidates.people import PeopleSubstitutes
+    from textrobust.validity.calibration import expected_calibration_error, format_table, reliability_table
+
+    source = PeopleSubstitutes()
+    probabilities, labels = [], []
+    for target in targets_of(path, part):
+        try:
+            text, position = target.in_sentence()
+        except DataError:
+            continue
+        votes: dict[str, list[int]] = {}
+        for sub in target.substitutes:
+            pair = votes.setdefault(lemma(sub.substitute, target.wordnet_pos), [0, 0])
+            pair[0] += sub.yes
+            pair[1] += sub.no
+        for verdict in source.evidence(text, position):
+            if verdict.probability is None:
+                continue
+            yes, no = votes.get(lemma(verdict.substitute.lower(), target.wordnet_pos), (0, 0))
+            if yes + no:
+                probabilities.append(verdict.probability)
+                labels.append(int(yes / (yes + no) > 0.5))
+    rows = reliability_table(probabilities, labels)
+    ece = expected_calibration_error(probabilities, labels)
+    print(format_table(rows))
+    print(f"judged pairs: {len(labels)}, acceptable {sum(labels)}, mean probability {np.mean(probabilities):.3f}; "
+          f"expected calibration error (10 bins): {ece:.3f}")
+    if out is not None:
+        out.write_text(json.dumps({"part": part, "pairs": len(labels), "ece": ece,
+                                   "table": [r.__dict__ for r in rows]}, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 def row(name: str, s: SwordsScore) -> str:
     d = s.as_dict()
     return (f"| {name} | {d['per_target']:.2f} | {d['lenient_precision']:.1%} | {d['strict_precision']:.1%} | "
@@ -119,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("source", choices=sorted(SOURCES))
     one.add_argument("--part", choices=("held_out", "tune", "all"), default="held_out")
     one.add_argument("--show", type=int, default=0, help="print the first N targets' proposals with their labels")
+    cal = sub.add_parser("calibration", help="the people source's probabilities against people's verdicts: "
+                         "reliability table and expected calibration error (10 bins)")
+    cal.add_argument("--part", choices=("held_out", "tune", "all"), default="held_out")
+    cal.add_argument("--out", type=Path, default=None)
     many = sub.add_parser("routes", help="every source (or --sources) on both parts, as a table and JSON")
     many.add_argument("--sources", nargs="*", default=None)
     many.add_argument("--out", type=Path, default=None)
@@ -136,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = [f"{p}({votes.get(lemma(p, target.wordnet_pos), '-')})" for p in proposals.get(target.id, [])]
             print(f"{target.target} [{target.pos}] in {target.in_sentence()[0]}\n   -> {', '.join(shown)}")
         return 0
+    if args.command == "calibration":
+        return calibration(args.swords, args.part, lemma, args.out)
     results: dict[str, Any] = {}
     names = args.sources or list(SOURCES)
     for part in ("tune", "held_out"):

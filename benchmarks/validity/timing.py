@@ -42,7 +42,7 @@ def test_sentences(per_corpus: int) -> list[Text]:
     return texts
 
 
-def run(source: ValidatedSynonyms, texts: list[Text], stops: set[str]) -> float:
+def run(source: Any, texts: list[Text], stops: set[str]) -> float:
     start = time.perf_counter()
     for text in texts:
         positions = [i for i, w in enumerate(text.words) if w.isalpha() and len(w) >= 3 and w.lower() not in stops]
@@ -54,19 +54,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--sentences", type=int, default=20, help="test sentences per corpus")
-    parser.add_argument("--settings", choices=["default", "issue28", "both", "two_stage", "default_two_stage"],
+    parser.add_argument("--settings", choices=["default", "issue28", "both", "two_stage", "default_two_stage",
+                                               "people", "people_validated"],
                         default="both", help="two_stage: second_judge on (Gemma inside the band)")
     args = parser.parse_args()
     texts = test_sentences(args.sentences)
     stops = {w.lower() for w in stop_words()}
     warm_up = [Text.from_string("A warm-up sentence about a quiet film and its patient director.")]
     result: dict[str, Any] = {"sentences": len(texts)}
-    names = {"both": ["default", "issue28"], "default_two_stage": ["default", "two_stage"]}.get(
-        args.settings, [args.settings])
+    names = {"both": ["default", "issue28"], "default_two_stage": ["default", "two_stage"],
+             "people_validated": ["people", "default"]}.get(args.settings, [args.settings])
     for name in names:
         settings = {"issue28": ISSUE_28, "two_stage": {"second_judge": True}}.get(name, {})
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "verdicts.sqlite"
+            if name == "people":  # issue 46: the source learned from people (the default since then)
+                from textrobust.attack.candidates.people import PeopleSubstitutes
+
+                cold_people = PeopleSubstitutes(verdict_cache=path)
+                run(cold_people, warm_up, stops)
+                load = os.getloadavg()[0]
+                seconds = run(cold_people, texts, stops)
+                warm_people = PeopleSubstitutes(verdict_cache=path)
+                warm_people._fill_in, warm_people._vectors = cold_people._fill_in, cold_people._vectors
+                cached = run(warm_people, texts, stops)
+                result[name] = {"seconds_per_sentence": round(seconds, 3), "warm_cache_seconds_per_sentence":
+                                round(cached, 4), "load_average_at_start": round(load, 2),
+                                "load_average_at_end": round(os.getloadavg()[0], 2), "stats": cold_people.stats}
+                print(name, result[name], flush=True)
+                continue
             cold = ValidatedSynonyms(verdict_cache=path, **settings)
             run(cold, warm_up, stops)
             if name == "two_stage":  # Gemma loads inside the band only: load it before the clock

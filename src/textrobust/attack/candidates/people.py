@@ -109,20 +109,28 @@ class PeopleVerdict:
     probability: float | None
     features: dict[str, float] = field(default_factory=dict)
     reason: str = ""
+    raw: float | None = None  # the second stage's score before calibration
 
     @property
     def kept(self) -> bool:
         return not self.reason
 
+    @property
+    def judge(self) -> float | None:
+        """The raw score (what :mod:`~textrobust.attack.candidates.swap_validity` reads and
+        maps through :attr:`PeopleSubstitutes.calibration`)."""
+        return self.raw
+
     def as_dict(self) -> dict[str, Any]:
         return {"word": self.word, "substitute": self.substitute, "routes": list(self.routes), "first": self.first,
-                "probability": self.probability, "features": self.features, "reason": self.reason}
+                "probability": self.probability, "features": self.features, "reason": self.reason, "raw": self.raw}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PeopleVerdict:
         return cls(str(d["word"]), str(d["substitute"]), tuple(d["routes"]), float(d["first"]),
                    None if d["probability"] is None else float(d["probability"]),
-                   {str(k): float(v) for k, v in d["features"].items()}, str(d["reason"]))
+                   {str(k): float(v) for k, v in d["features"].items()}, str(d["reason"]),
+                   None if d.get("raw") is None else float(d["raw"]))
 
 
 @dataclass
@@ -277,9 +285,24 @@ class PeopleSubstitutes:
             have = {p.form for p in proposals}
             proposals += [_Proposal(form, []) for form in sorted(forms) if form not in have]
             wanted[position] = proposals
+        for position, proposals in wanted.items():  # a non-word cannot stand in the sentence
+            wanted[position] = [p for p in proposals if is_word(p.form)]
         judged = self._judge(text, tags, wanted, everything=True, propose=True, second_for=asked)
         found = {(p, v.substitute.lower()): v for p, vs in judged.items() for v in vs}
-        return [found[(p, s.lower())] for p, s in pairs]
+        return [found.get((p, s.lower())) or PeopleVerdict(text.words[p], s, (), 0.0, 0.0, {}, "not one word")
+                for p, s in pairs]
+
+    def evidence_many(self, text: Text, pairs: Sequence[tuple[int, str]]) -> list[PeopleVerdict]:
+        """:meth:`judge_pairs` (the name the findings' judging seam,
+        :mod:`~textrobust.attack.candidates.swap_validity`, asks for)."""
+        return self.judge_pairs(text, pairs)
+
+    @property
+    def calibration(self) -> Any:
+        """The map from the second stage's raw score to the probability that people accept
+        the substitute, with its bootstrap refits (:class:`~textrobust.validity.calibration.
+        Calibration`)."""
+        return self.judge.calibration
 
     def training_rows(self, text: Text, position: int, extra: Sequence[str] = (), *,
                       second: bool = True) -> list[PeopleVerdict]:
@@ -292,7 +315,7 @@ class PeopleSubstitutes:
         proposals = self._propose(text, tags, position)
         have = {p.form for p in proposals}
         for form in extra:
-            if form.lower() not in have and form.lower() != text.words[position].lower():
+            if form.lower() not in have and form.lower() != text.words[position].lower() and is_word(form):
                 proposals.append(_Proposal(form.lower(), []))
                 have.add(form.lower())
         return self._judge(text, tags, {position: proposals}, everything=True, propose=True,
@@ -491,11 +514,11 @@ class PeopleSubstitutes:
                 f["validation"] = float(s.validation)
                 f["target_cos"] = float(s.target)
                 f["tag_kept"] = float(kept)
-            probs = self.judge.probability(np.asarray([[first_rows[i][2][n] for n in FEATURES_TWO]
-                                                       for i in second_idx]))
-            probability = dict(zip(second_idx, (float(p) for p in probs)))
+            raws = self.judge.raw(np.asarray([[first_rows[i][2][n] for n in FEATURES_TWO] for i in second_idx]))
+            raw = dict(zip(second_idx, (float(r) for r in raws)))
+            probability = dict(zip(second_idx, (float(p) for p in self.judge.calibration.probability(raws))))
         else:
-            probability = {}
+            probability, raw = {}, {}
         for i, (position, proposal, feats) in enumerate(first_rows):
             word = text.words[position]
             p = probability.get(i)
@@ -507,7 +530,8 @@ class PeopleSubstitutes:
                 reason = ""
             out[position].append(PeopleVerdict(word, match_case(word, proposal.form), tuple(proposal.routes),
                                                round(float(first[i]), 4), None if p is None else round(p, 4),
-                                               {k: round(v, 4) for k, v in feats.items()}, reason))
+                                               {k: round(v, 4) for k, v in feats.items()}, reason,
+                                               None if i not in raw else round(raw[i], 5)))
         return out
 
     def _visible(self, text: Text, positions: list[int]) -> dict[int, tuple[bool, Any]]:
