@@ -300,3 +300,47 @@ def test_without_a_judge_the_figure_is_n_a_and_the_share_flipped_sets_the_level(
     attack = summary["analyses"]["attack"]["summary"]
     assert attack["expected_valid_success_rate"] is None and attack["success_rate"] == pytest.approx(0.1)
     assert summary["verdict"]["level"] == "good"
+
+
+@pytest.mark.parametrize("score", [1.0, 0.0])
+def test_radius_and_pr_give_the_falsified_and_misclassified_shares_weighted_by_validity(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, score: float) -> None:
+    """Every swap sure (1) or surely invalid (0): the expected valid rates are the radius's
+    falsified share at r = 1 and PR's misclassified share (1 - mean PR), or 0."""
+    from test_radius import _toy_examples
+
+    from textrobust import audit
+    from textrobust.analyses.radius.analysis import PRMetricAnalysis, RadiusBoundsAnalysis
+    from textrobust.attack.candidates import swap_validity
+
+    class Everything(StubJudged):
+        def evidence_many(self, text: Text, pairs: Any) -> list[_Evidence]:
+            return [_Evidence(score) for _ in pairs]
+
+    monkeypatch.setattr(swap_validity, "validity_judge", lambda source=None, placement=None: Everything({}, {}))
+    victim, source, examples = _toy_examples()
+    data = Dataset("toy", tuple(examples), tuple(victim.label_names), split="test")
+    found = audit.run(victim, data, [RadiusBoundsAnalysis({"pso_pop": 8, "pso_iters": 4}, source=source),
+                                     PRMetricAnalysis({"samples": 50}, source=source)], tmp_path, progress=False)
+    radius, pr = found["radius"].summary, found["pr"].summary
+    assert radius.falsified_r1 > 0 and 0 < pr.pr.mean_pr < 1
+    assert radius.expected_valid_success_rate == pytest.approx(radius.falsified_r1 * score)
+    assert pr.expected_valid_success_rate == pytest.approx((1 - pr.pr.mean_pr) * score)
+    for s in (radius, pr):
+        assert s.expected_valid_success_rate_low <= s.expected_valid_success_rate <= s.expected_valid_success_rate_high
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    for name in ("radius", "pr"):
+        assert {"expected_valid_success_rate", "expected_valid_success_rate_low",
+                "expected_valid_success_rate_high"} <= set(summary["analyses"][name]["summary"])
+    records = found["pr"].records
+    assert any(r.validity and r.validity[0]["probability"] == score for r in records)
+
+
+def test_the_gate_reads_the_interval_ends() -> None:
+    from textrobust.audit.requirements import declared_figures, reviewed_figure_keys
+
+    keys, _ = declared_figures(["attack", "radius", "pr"])
+    for name in ("attack", "radius", "pr"):
+        for end in ("", "_low", "_high"):
+            assert f"{name}.expected_valid_success_rate{end}" in keys
+            assert f"{name}.reviewed.expected_valid_success_rate{end}" in reviewed_figure_keys([name])
