@@ -99,7 +99,7 @@ def _labelled(settings: RadiusBoundsSettings | PRMetricSettings, source: Candida
     from textrobust.attack.candidates.choice import validated_source
 
     return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words, placement=placement,
-                            user_labels=user_labels)
+                            user_labels=user_labels, min_validity=settings.min_validity)
 
 
 def _judge(context: WorkerContext) -> tuple[Any, Callable[..., dict[str, Any] | None]]:

@@ -149,13 +149,15 @@ class ContentPositions:
 
 
 def validated_source(k: int | None = None, *, skip_stop_words: bool = False,
-                     placement: Placement | None = None, user_labels: UserLabels | None = None) -> CandidateSource:
+                     placement: Placement | None = None, user_labels: UserLabels | None = None,
+                     min_validity: float | None = None) -> CandidateSource:
     """The shared validated source with default settings, its models on ``placement``
     (None: the CPU in float32), at most ``k`` candidates per position (None: its own
     ``max_candidates``), stop words skipped when asked, a user's ``user_labels``
-    (``--labelled``) applied when given."""
+    (``--labelled``) applied when given, substitutes down to ``min_validity``
+    (:func:`validated_settings`) when given."""
     labels = {} if user_labels is None else {"user_labels": user_labels}
-    source: CandidateSource = shared_validated(placement=placement, **labels)
+    source: CandidateSource = shared_validated(placement=placement, **labels, **validated_settings(min_validity))
     if k is not None:
         source = TopCandidates(source, k)
     if skip_stop_words:
