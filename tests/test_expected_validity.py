@@ -344,3 +344,21 @@ def test_the_gate_reads_the_interval_ends() -> None:
         for end in ("", "_low", "_high"):
             assert f"{name}.expected_valid_success_rate{end}" in keys
             assert f"{name}.reviewed.expected_valid_success_rate{end}" in reviewed_figure_keys([name])
+
+
+def test_a_second_order_finding_weighs_its_patch() -> None:
+    from dataclasses import replace
+
+    from review_fixtures import _second_order
+
+    from textrobust.analyses.second_order.analysis import SecondOrderAnalysis, SecondOrderSettings
+
+    analysis = SecondOrderAnalysis(SecondOrderSettings(quality=False, candidates="paper"))
+    found = replace(_second_order(), validity={"probability": 0.25, "draws": [0.25] * 5, "swaps": []})
+    summary = analysis.summarise([found], [])
+    assert summary.succeeded == 1 and summary.expected_valid_success_rate == pytest.approx(0.25)
+    section = analysis.section(summary, [found], [], list(LABELS))
+    assert section.validity is not None and section.validity["units"][0]["item"] == "second-order/so-0"
+    assert section.risk == pytest.approx(0.25) and section.risk_low is not None
+    assert "P(valid) 0.25" in (section.examples[0].note or "")
+    assert math.isnan(analysis.summarise([_second_order()], []).expected_valid_success_rate)  # not judged: n/a

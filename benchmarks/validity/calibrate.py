@@ -51,8 +51,7 @@ def score(items: list, out: Path) -> dict[str, float]:
                 evidence = source.evidence_many(group[0].text, [(i.position, i.substitute) for i in group])
                 for item, e in zip(group, evidence):
                     done[item.id] = raw_score(e)
-                    handle.write(json.dumps({"id": item.id, "raw": done[item.id], "judge": e.judge,
-                                             "reason": e.reason}) + "\n")
+                    handle.write(json.dumps({"id": item.id, "raw": done[item.id], "evidence": e.as_dict()}) + "\n")
                 handle.flush()
                 if n % 50 == 0:
                     print(f"{n} of {len(by_sentence)} sentences, {time.perf_counter() - start:.0f} s", flush=True)

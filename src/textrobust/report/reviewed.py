@@ -61,7 +61,8 @@ FIGURES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "attack": (("accuracy_under_attack", "accuracy under attack", "%"),
                ("success_rate", "attack success rate", "%"),
                ("expected_valid_success_rate", "expected valid success rate", "%")),
-    "second-order": (("success_rate", "second-order success rate", "%"),),
+    "second-order": (("success_rate", "second-order success rate", "%"),
+                     ("expected_valid_success_rate", "expected valid second-order success rate", "%")),
     "radius": (("falsified_r1", "falsified at r = 1 (one word flips it)", "%"),
                ("expected_valid_success_rate", "expected valid success rate at r = 1", "%")),
     # the label is the PR section's headline (textrobust.analyses.radius.analysis.FALSIFIED_LABEL)
@@ -175,7 +176,8 @@ def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str])
              ("neighbour", _probabilities(names, r.vulnerable_probabilities)),
              ("neighbour with the patch", _probabilities(names, r.vulnerable_patched_probabilities)),
              ("prediction", f"{_name(names, _argmax(r.vulnerable_probabilities))} -> "
-                            f"{_name(names, _argmax(r.vulnerable_patched_probabilities))}"))
+                            f"{_name(names, _argmax(r.vulnerable_patched_probabilities))}"),
+             _valid_line(getattr(record, "validity", None)))
     return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "second-order finding",
                     r.original, r.vulnerable, swaps, lines, patched)]
 
