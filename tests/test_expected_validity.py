@@ -220,6 +220,7 @@ def test_settling_reviews_are_greedy_and_settle_when_readers_agree_with_the_judg
         return band_of(e.low, thresholds) == band_of(e.high, thresholds)
 
     assert not settled({"attack": estimate(units, 100)})
+    assert settling_reviews({"attack": (units[40:], 100)}, settled) == []  # settled already
     named = settling_reviews({"attack": (units, 100)}, settled)
     assert named and all(int(item.split("/")[1]) < 40 for item in named)  # the p = 0.5 ones move it most
     reviewed = [Unit(u.item, u.example, u.probability, outcome=1.0 if u.item in named else None) for u in units]

@@ -165,7 +165,7 @@ def settling_reviews(figures: Mapping[str, tuple[Sequence[Unit], int]], settled:
     p)`` times its weight over the examples: a finding near 0.5 first), and the shortest
     prefix that settles the verdict **when each review agrees with the judge** (valid when
     ``p >= 0.5``) is returned; a review that disagrees changes the figures, and the next
-    verdict names what is left."""
+    verdict names what is left. An empty list: the verdict is settled already."""
     from collections.abc import Callable
 
     check: Callable[[dict[str, Estimate]], bool] = settled  # type: ignore[assignment]
@@ -197,6 +197,8 @@ def settling_reviews(figures: Mapping[str, tuple[Sequence[Unit], int]], settled:
     def settles(count: int) -> bool:
         return check(with_reviews(count))
 
+    if settles(0):
+        return []
     sizes = list(range(1, len(open_) + 1))
     if len(sizes) > 24:  # doubling, then the first size that settles between the last two tried
         probe, previous = 1, 0
