@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 from textrobust.text import Text
 
-__all__ = ["ContextualScores", "VisibleScorer"]
+__all__ = ["ContextualScores", "VisibleScorer", "visible_log_probs"]
 
 
 class ContextualScores(NamedTuple):
@@ -57,6 +57,14 @@ class VisibleScorer:
         self.fill_in = fill_in
         self.batch_size = batch_size
         self._index: dict[bool, dict[str, int]] = {}
+
+    def visible(self, text: Text, positions: Sequence[int]) -> dict[int, tuple[bool, Any]]:
+        """:func:`visible_log_probs` of this scorer's model."""
+        return visible_log_probs(self.fill_in, text, positions)
+
+    def word_index(self, spaced: bool) -> dict[str, int]:
+        """Lower-case whole word -> its token id (for :meth:`visible`'s distributions)."""
+        return self._word_index(spaced)
 
     def _word_index(self, spaced: bool) -> dict[str, int]:
         found = self._index.get(spaced)
@@ -167,3 +175,49 @@ def _moved(before: Any, t_before: list[int], after: Any, t_after: list[int]) -> 
     others = float(F.cosine_similarity(before[pairs_b], after[pairs_a], dim=-1).mean()) if pairs_b else 1.0
     target = float(F.cosine_similarity(before[t_before].mean(0), after[t_after].mean(0), dim=0))
     return others, target
+
+
+def visible_log_probs(fill_in: Any, text: Text, positions: Sequence[int]) -> dict[int, tuple[bool, Any]]:
+    """For each position, ``(spaced, log-probabilities over the model's token vocabulary)``
+    at the word's first sub-token with the word itself visible (Zhou et al. 2019's target-
+    visible distribution; Arefyev et al. 2020): one encoder pass for the whole sentence. A
+    position whose word the tokeniser cut off (past ``max_length``) is left out."""
+    if not positions:
+        return {}
+    import torch
+
+    from textrobust.fill_in.minilm_mlm import head_logits
+
+    spans = text.word_spans()
+    by_column: dict[int, list[int]] = {}
+    for position in positions:
+        by_column.setdefault(spans[position][0], []).append(position)
+    tokenizer, encoder = fill_in.tokenizer, fill_in.encoder
+    device = next(encoder.parameters()).device
+    out: dict[int, tuple[bool, Any]] = {}
+    columns = sorted(by_column)
+    encoded = tokenizer([text.columns[c] for c in columns], return_offsets_mapping=True, truncation=True,
+                        max_length=getattr(fill_in, "max_length", 128), padding=True, return_tensors="pt")
+    offsets = encoded.pop("offset_mapping").tolist()
+    inputs = {k: v.to(device) for k, v in encoded.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    rows: list[Any] = []
+    owners: list[tuple[int, bool]] = []
+    with torch.inference_mode():
+        hidden = encoder(**inputs, output_hidden_states=True).hidden_states
+        for r, column in enumerate(columns):
+            string = text.columns[column]
+            for position in by_column[column]:
+                _, start, end = spans[position]
+                tokens = _target_tokens(offsets[r], (start, end))
+                if not tokens:
+                    continue
+                rows.append(torch.stack([hidden[x][r, tokens[0]] for x in fill_in.layers]))
+                owners.append((position, start == 0 or string[start - 1].isspace()))
+        if not rows:
+            return {}
+        logits = head_logits(fill_in.head, torch.stack(rows), encoder.get_input_embeddings().weight,
+                             eps=getattr(fill_in, "_eps", 1e-12)).float()
+        logp = torch.log_softmax(logits, dim=-1).cpu()
+    for (position, spaced), row in zip(owners, logp):
+        out[position] = (spaced, row)
+    return out

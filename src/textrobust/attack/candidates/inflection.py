@@ -13,7 +13,7 @@ from functools import lru_cache
 from textrobust.errors import MissingDependencyError
 from textrobust.text import WORD_PATTERN
 
-__all__ = ["BASE_TAGS", "INFLECTED_TAGS", "inflect", "is_word", "lemmatize", "match_case"]
+__all__ = ["BASE_TAGS", "INFLECTED_TAGS", "inflect", "is_word", "lemma_in_slot", "lemmatize", "match_case"]
 
 #: Penn Treebank tags whose form differs from the lemma; lemminflect inflects to them.
 INFLECTED_TAGS = frozenset({"NNS", "VBD", "VBG", "VBN", "VBZ", "JJR", "JJS", "RBR", "RBS"})
@@ -103,3 +103,25 @@ def _inflect(lemma: str, tag: str) -> str | None:
         ) from None
     forms = getInflection(lemma, tag=tag, inflect_oov=tag not in _DICTIONARY_ONLY)
     return forms[0] if forms else None
+
+
+def lemma_in_slot(candidate: str, tag: str, pos: str | None) -> str | None:
+    """The lemma of ``candidate`` of WordNet part of speech ``pos`` that inflects back to
+    ``candidate`` under the PTB ``tag`` (it can stand in that slot), or None (another part
+    of speech or inflection). Words lemminflect's dictionary lacks go through its rules."""
+    if pos is None or pos not in _LEMMA_UPOS:
+        return None
+    try:
+        from lemminflect import getAllLemmas, getAllLemmasOOV
+    except ImportError:
+        raise MissingDependencyError("lemminflect", "Lemmatising words for WordNet", "pip install lemminflect") from None
+    lemmas: set[str] = set()
+    for found in getAllLemmas(candidate, _LEMMA_UPOS[pos]).values():
+        lemmas.update(found)
+    if not lemmas:
+        for found in getAllLemmasOOV(candidate, _LEMMA_UPOS[pos]).values():
+            lemmas.update(found)
+    for lemma in sorted(lemmas):
+        if inflect(lemma, tag) == candidate:
+            return lemma
+    return None

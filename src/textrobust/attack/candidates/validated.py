@@ -79,7 +79,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from pydantic import Field
 
-from textrobust.attack.candidates.inflection import inflect, is_word, lemmatize, match_case
+from textrobust.attack.candidates.inflection import inflect, is_word, lemma_in_slot, lemmatize, match_case
 from textrobust.attack.candidates.judge import Judge, load_judge
 from textrobust.attack.candidates.polarity import PolarityLexicon
 from textrobust.attack.candidates.second_judge import SecondJudge, default_second_judge_path, staged_keep
@@ -175,7 +175,6 @@ def _evidence(d: dict[str, Any]) -> Evidence:
     fields["valence"] = tuple(fields["valence"])
     return Evidence(**fields)
 
-_UPOS = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
 
 #: Reasons of candidates whose costly checks have not run yet.
 _UNCHECKED = ("judge unchecked", "fluency unchecked")
@@ -801,22 +800,7 @@ class ValidatedSynonyms:
     def _lemma_of(cand: str, tag: PosTag, pos: str | None) -> str | None:
         """The lemma of ``cand`` of ``pos`` that inflects to ``cand`` with ``tag``, or None
         when ``cand`` cannot stand in that slot (wrong part of speech or inflection)."""
-        if pos is None:
-            return None
-        from lemminflect import getAllLemmas
-
-        from lemminflect import getAllLemmasOOV
-
-        lemmas: set[str] = set()
-        for found in getAllLemmas(cand, _UPOS[pos]).values():
-            lemmas.update(found)
-        if not lemmas:  # a word lemminflect's dictionary lacks ("pic", "yr"): its rules
-            for found in getAllLemmasOOV(cand, _UPOS[pos]).values():
-                lemmas.update(found)
-        for lemma in sorted(lemmas):
-            if inflect(lemma, tag.tag) == cand:
-                return lemma
-        return None
+        return lemma_in_slot(cand, tag.tag, pos)
 
     def _antonym_set(self, lemma: str, pos: str) -> frozenset[str]:
         """Antonyms of ``lemma``: direct and indirect, of its derivationally related forms
