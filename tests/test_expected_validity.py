@@ -363,3 +363,16 @@ def test_a_second_order_finding_weighs_its_patch() -> None:
     assert section.risk == pytest.approx(0.25) and section.risk_low is not None
     assert "P(valid) 0.25" in (section.examples[0].note or "")
     assert math.isnan(analysis.summarise([_second_order()], []).expected_valid_success_rate)  # not judged: n/a
+
+
+def test_the_shipped_calibration_loads_monotone_with_its_refits() -> None:
+    from textrobust.attack.candidates.validated import load_calibration
+
+    calibration = load_calibration()
+    grid = np.linspace(0, 1, 101)
+    p = calibration.probability(grid)
+    assert calibration.n == 2856 and calibration.bootstrap == 200
+    assert np.all(np.diff(p) >= -1e-9) and 0.0 <= p[0] < 0.2 and p[-1] > 0.8
+    assert calibration.draws(grid).shape == (200, 101)
+    with pytest.raises(ConfigError, match="calibrate.py"):
+        load_calibration(Path("/nonexistent/calibration.json"))
