@@ -376,3 +376,15 @@ def test_the_shipped_calibration_loads_monotone_with_its_refits() -> None:
     assert calibration.draws(grid).shape == (200, 101)
     with pytest.raises(ConfigError, match="calibrate.py"):
         load_calibration(Path("/nonexistent/calibration.json"))
+
+
+def test_min_validity_sets_the_validated_sources_judge_threshold() -> None:
+    from textrobust.analyses.attack.analysis import recipe_spec
+    from textrobust.attack.candidates.choice import validated_settings
+    from textrobust.attack.candidates.validated import load_calibration
+
+    assert validated_settings(None) == {}
+    threshold = validated_settings(0.4)["min_judge"]
+    assert load_calibration().probability([threshold])[0] >= 0.4 > load_calibration().probability([threshold - 0.01])[0]
+    assert dict(recipe_spec("pwws", 0, "validated", 0.4).source.settings) == {"min_judge": threshold}
+    assert dict(recipe_spec("pwws", 0, "validated").source.settings) == {}

@@ -81,7 +81,8 @@ def candidate_sources(settings: AttributionSettings, placement: Placement | None
     if "tef" in settings.attacks and settings.candidates == "validated":
         from textrobust.attack.candidates.choice import validated_source
 
-        out["tef"] = validated_source(settings.per_word, placement=placement, user_labels=user_labels)
+        out["tef"] = validated_source(settings.per_word, placement=placement, user_labels=user_labels,
+                                      min_validity=settings.min_validity)
     return {name: out[name] for name in settings.attacks}
 
 
