@@ -334,7 +334,7 @@ def test_radius_and_pr_give_the_falsified_and_misclassified_shares_weighted_by_v
         assert {"expected_valid_success_rate", "expected_valid_success_rate_low",
                 "expected_valid_success_rate_high"} <= set(summary["analyses"][name]["summary"])
     records = found["pr"].records
-    assert any(r.validity and r.validity[0]["probability"] == score for r in records)
+    assert any(r.validity and r.validity[0] and r.validity[0]["probability"] == score for r in records)
 
 
 def test_the_gate_reads_the_interval_ends() -> None:

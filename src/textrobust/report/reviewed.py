@@ -190,6 +190,12 @@ def _valid_line(validity: Mapping[str, Any] | None) -> tuple[str, str]:
             + " (the judge's calibrated probability; swaps independent)")
 
 
+def _kept_validity(record: Any, k: int) -> Mapping[str, Any] | None:
+    """The probability of the ``k``-th kept PR sample of ``record`` (from 1), or None."""
+    kept = getattr(record, "validity", None) or ()
+    return kept[k - 1] if k - 1 < len(kept) else None
+
+
 def _radius(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[Finding]:
     from textrobust.analyses.radius.analysis import smallest_adversarial
 
@@ -228,7 +234,7 @@ def _pr(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[F
                             f"{e.evaluated:,} {how}, {wrong:,} of them misclassified"),
                  ("PR of the example", f"{e.pr:.3f}" + ("" if e.exact else f" (interval {e.low:.3f} .. {e.high:.3f})")
                   + f", r = {e.radius} word(s)"),
-                 _valid_line(record.validity[k - 1] if k - 1 < len(getattr(record, "validity", ())) else None))
+                 _valid_line(_kept_validity(record, k)))
         swaps = tuple(Swap(s.position, s.word, s.substitute, "substitution") for s in sample.swaps)
         out.append(Finding(f"{analysis}/{r.example_id}/{k}", analysis, run_id, r.example_id, "PR misclassified sample",
                            r.text, sample.text(r.text), swaps, lines, among=wrong))

@@ -196,7 +196,8 @@ def pr_units(records: Sequence[PRRecord]) -> list[Any]:
             continue
         share = (e.evaluated - e.robust) / e.evaluated
         for k, _ in enumerate(e.samples, 1):
-            validity = record.validity[k - 1] if k - 1 < len(record.validity) else None
+            kept = record.validity or ()
+            validity = kept[k - 1] if k - 1 < len(kept) else None
             out.append(unit(f"pr/{r.example_id}/{k}", r.example_id, validity, share))
     return out
 
@@ -408,7 +409,7 @@ class PRRecord(Record):
     (issue 47; None where no judge could load)."""
 
     result: PRResult
-    validity: tuple[dict[str, Any] | None, ...] = ()
+    validity: tuple[dict[str, Any] | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -466,7 +467,7 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
             result = method.analyse(example)
             samples = result.estimate.samples if result.estimate is not None and result.text is not None else ()
             validity = tuple(judge_finding(judge, result.text, sample.text(result.text)) for sample in samples
-                             if result.text is not None)
+                             if result.text is not None) or None
             return PRRecord(example.id, "skipped" if result.skipped else "scored", result.queries,
                             time.perf_counter() - began, result, validity)
 
@@ -492,7 +493,7 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
 
         s = self.settings
         section = pr_section(summary, [r.result for r in records], s.fraction, label_names,
-                             {r.example_id: r.validity for r in records})
+                             {r.example_id: r.validity or () for r in records})
         section = replace(section, validity=validity_block(self.name, pr_units(records), summary.pr.scored))
         return with_substitutes(section, s.candidates, PAPER_SOURCE)
 
