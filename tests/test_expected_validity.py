@@ -388,3 +388,33 @@ def test_min_validity_sets_the_validated_sources_judge_threshold() -> None:
     assert load_calibration().probability([threshold])[0] >= 0.4 > load_calibration().probability([threshold - 0.01])[0]
     assert dict(recipe_spec("pwws", 0, "validated", 0.4).source.settings) == {"min_judge": threshold}
     assert dict(recipe_spec("pwws", 0, "validated").source.settings) == {}
+
+
+def test_tef_weighs_its_moved_explanations_by_validity() -> None:
+    from test_attribution_analysis import SCORES, TABLE, TEF_TABLE, StaticCandidates, Words, planted_victim
+
+    from textrobust.analyses.attribution.analysis import AttributionAnalysis, summarise_records
+    from textrobust.analyses.attribution.text_distances import TextDistances
+    from textrobust.similarity import EncoderCosine
+
+    class Half(StubJudged):
+        def evidence_many(self, text: Text, pairs: Any) -> list[_Evidence]:
+            return [_Evidence(0.5) for _ in pairs]
+
+    analysis = AttributionAnalysis({"attribution": "occlusion", "rhos": (0.1, 0.4), "n": 2, "perplexity": False,
+                                    "grammar": False})
+    analyse = analysis.worker_with(QueryLayer(planted_victim(SCORES, "movie", flip="awful")),
+                                   {"tea": StaticCandidates(TABLE), "tef": StaticCandidates(TEF_TABLE)},
+                                   TextDistances(EncoderCosine(Words())), stop_words={"a", "the", "with", "and"},
+                                   judge=Half({}, {}))
+    records = [analyse(Example("e1", Text.from_string("good film with a plot and a story"), 1)),
+               analyse(Example("e2", Text.from_string("the acting and the film"), 0))]
+    top = [next(r for r in record.runs if r.attack == "tef" and r.rho_max == 0.4) for record in records]
+    for record, run in zip(records, top):
+        if run.changed:
+            assert record.tef_validity is not None and record.tef_validity["probability"] == pytest.approx(
+                0.5 ** run.changed)
+    moved = sum(0.5 ** run.changed for run in top if run.prediction_kept and run.pcc < 0.5)
+    assert moved > 0  # TEF moved an explanation here: the figure is not trivially 0
+    summary = summarise_records(analysis.settings, records, [])
+    assert summary.expected_valid_success_rate == pytest.approx(moved / 2)
