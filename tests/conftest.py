@@ -1,6 +1,6 @@
-"""Test-suite settings: a Hypothesis profile for a noisy, shared 2-core CI machine, and one
-torch thread (the tests' models are tiny: on a busy machine a second intra-op thread made a
-prover test 20x slower, 0.6 s against 0.03 s).
+"""Test-suite settings: a wide console (:data:`TEST_COLUMNS`), a Hypothesis profile for a
+noisy, shared 2-core CI machine, and one torch thread (the tests' models are tiny: on a busy
+machine a second intra-op thread made a prover test 20x slower, 0.6 s against 0.03 s).
 
 No test may depend on timing: the ``ci`` profile (used when ``CI`` is set, as in
 ``.ci/run``) switches off Hypothesis's deadline and its too-slow and data-too-large health
@@ -10,8 +10,16 @@ checks, bounds the examples and derandomises the runs so a CI failure reproduces
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+#: The width of the command line's consoles in tests (``COLUMNS``, which rich reads on every
+#: print): wide enough that no message is wrapped, whatever the terminal pytest runs in (none,
+#: as in CI: 80 columns) and however long its temporary paths are (issue 49, item 0). A test
+#: of wrapping sets its own ``COLUMNS`` (``monkeypatch.setenv`` or ``CliRunner(env=...)``).
+TEST_COLUMNS = "2000"
 
 settings.register_profile(
     "ci",
@@ -29,8 +37,20 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+@pytest.fixture(autouse=True)
+def _wide_console(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test prints on a console :data:`TEST_COLUMNS` wide (see there)."""
+    monkeypatch.setenv("COLUMNS", TEST_COLUMNS)
+    yield
+
+
 def pytest_configure(config: object) -> None:
     import torch
+
+    # the command line's consoles are made without a width of their own (rich would keep a
+    # COLUMNS found at their making for good), so that each test's COLUMNS holds
+    os.environ.pop("COLUMNS", None)
+    import textrobust.cli.common  # noqa: F401
 
     torch.set_num_threads(1)
 

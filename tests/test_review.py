@@ -168,7 +168,7 @@ def test_export_writes_the_labelled_sets_format_and_reads_back(run: Path, tmp_pa
     out = tmp_path / "mine.tsv"
     result = CliRunner().invoke(app, ["review", str(run), "--export", str(out)])
     assert result.exit_code == 0, result.output
-    assert "4 substitution(s): 2 valid, 2 invalid" in result.output
+    assert "4 substitution(s): 2 valid, 2 invalid" in " ".join(result.output.split())
     shipped = labelled.labelled_substitutions(path=out)  # the shipped loader reads it
     rows = {(r.word, r.substitute): r for r in shipped}
     hostile_word = Text.from_string(HOSTILE).words[3]

@@ -3,6 +3,7 @@ from the command line and from an audit config, and are stored with the run."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -88,11 +89,13 @@ def test_labelled_on_the_command_line_and_in_a_config_is_stored_with_the_run(
         with RunStore(tmp_path / out / "store.sqlite") as store:
             run = store.latest_run("evaluate")
             assert run is not None
-            assert run.config["labelled"] == {"file": str(labels.resolve()), "rejected": 1, "confirmed": 1}
+            assert run.config["labelled"] == {"file": str(labels.resolve()), "rejected": 1, "confirmed": 1,
+                                              "sha256": hashlib.sha256(labels.read_bytes()).hexdigest()}
     bad = tmp_path / "bad.tsv"
     bad.write_text("nothing\n")
     result = runner.invoke(app, ["evaluate", "--data", str(data), "--labelled", str(bad), "--out",
                                  str(tmp_path / "bad")])
-    assert result.exit_code == 2 and "the first line after the comments must be the header" in result.output
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "the first line after the comments must be the header" in said
     with pytest.raises(DataError):
         UserLabels.from_file(bad)

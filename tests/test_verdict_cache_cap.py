@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from textrobust.cli.app import app
-from textrobust.errors import StoreError
+from textrobust.errors import ConfigError
 from textrobust.validity.cache import VerdictCache, cache_info, clear_cache, fingerprint, max_bytes
 
 runner = CliRunner()
@@ -48,7 +48,7 @@ def test_the_cap_drops_other_judges_first_then_everything(tmp_path: Path, monkey
     monkeypatch.setenv("TEXTROBUST_VERDICT_CACHE_MB", "0")
     assert max_bytes() is None
     monkeypatch.setenv("TEXTROBUST_VERDICT_CACHE_MB", "lots")
-    with pytest.raises(StoreError, match="number of MiB"):
+    with pytest.raises(ConfigError, match="number of MiB"):
         max_bytes()
 
 

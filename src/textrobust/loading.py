@@ -26,17 +26,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["LoadEvent", "listening", "load_records", "load_seconds", "loading"]
+__all__ = ["LoadEvent", "listening", "load_records", "load_seconds", "loading", "thread_load_seconds"]
 
 
 @dataclass(frozen=True, slots=True)
 class LoadEvent:
     """One announcement: ``what`` starts loading (``seconds`` None), or is loaded after
-    ``seconds`` (``failed`` when the load raised)."""
+    ``seconds`` (``failed`` when the load raised; ``stopped`` when it was Ctrl-C or
+    SIGTERM that ended it, which is no failure of the load)."""
 
     what: str
     seconds: float | None = None
     failed: bool = False
+    stopped: bool = False
 
     @property
     def done(self) -> bool:
@@ -61,15 +63,21 @@ def loading(what: str) -> Iterator[None]:
     _depth.value = depth + 1
     started = time.perf_counter()
     failed = True
+    stopped = False
     try:
         yield
         failed = False
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (textrobust.cli.sigterm.Terminated): stopped, not failed
+        failed, stopped = False, True
+        raise
     finally:
         seconds = time.perf_counter() - started
         _depth.value = depth
+        if depth == 0:  # an outer load: this thread's loading time (an inner one is part of it)
+            _depth.seconds = getattr(_depth, "seconds", 0.0) + seconds
         with _lock:
             _records.append((what, seconds, depth > 0))
-        _tell(LoadEvent(what, seconds, failed))
+        _tell(LoadEvent(what, seconds, failed, stopped))
 
 
 @contextmanager
@@ -88,6 +96,14 @@ def load_records() -> list[tuple[str, float]]:
     """``(what, seconds)`` of every load of this process so far, in order."""
     with _lock:
         return [(what, seconds) for what, seconds, _ in _records]
+
+
+def thread_load_seconds() -> float:
+    """The seconds this thread has spent in :func:`loading` blocks (outer ones): what a
+    timed step takes off its own time, so that the example that happens to load a model
+    first is not charged with it (issue 49: after a resume, a second load doubled the
+    seconds per example of a short run)."""
+    return float(getattr(_depth, "seconds", 0.0))
 
 
 def load_seconds() -> float:

@@ -14,7 +14,10 @@ analysis (its latest run), named after the analysis next to ``to`` (``x.csv`` gi
 An export never destroys a run: a file a run folder holds for its run (the store and its
 journal files, ``summary.json``, the reports, the lock, the figures) is never a target,
 ``--force`` or not, and any other existing file is replaced only with ``force``. Every
-target is checked before the first file is written.
+target is checked before the first file is written (:func:`check_target`, the guard that
+``textrobust review --export`` shares), and a file is written to a temporary name and
+renamed into place: replacing a link (``--force``) replaces the link, never the file it
+points at.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 from textrobust.errors import ConfigError, StoreError
 from textrobust.records import decode
 
-__all__ = ["FORMAT_OF_SUFFIX", "RUN_FILES", "Exported", "check_target", "export_format", "export_run",
+__all__ = ["FORMAT_OF_SUFFIX", "RUN_FILES", "Exported", "check_target", "export_format", "export_run", "run_files",
            "target_of"]
 
 #: The export format a file name's suffix says.
@@ -110,20 +113,30 @@ def _run_file(path: Path) -> Path | None:
     return None
 
 
-def check_target(target: Path, *, force: bool = False, protected: Iterable[Path] = ()) -> None:
+def run_files(folder: Path) -> list[Path]:
+    """The files the run folder ``folder`` holds for its run (:data:`RUN_FILES`), as the
+    ``protected`` of :func:`check_target`."""
+    return [folder / name for name in sorted(RUN_FILES)]
+
+
+def check_target(target: Path, *, force: bool = False, protected: Iterable[Path] = (), option: str = "--to",
+                 example: str = "results.csv") -> None:
     """Refuse (:class:`ConfigError`) to write ``target`` when it is a folder, a file a run
-    folder holds for its run (see the module; also through a link, and any of
-    ``protected``), or, without ``force``, any other existing file."""
+    folder holds for its run (see the module; also through a link or ``..``, and any of
+    ``protected``, also under another name: a hard link), or, without ``force``, any other
+    existing file. The one guard of every file a command writes beside a run: ``export``'s
+    ``--to`` and ``review --export`` (``option`` names the option in the messages,
+    ``example`` the file name it suggests)."""
     for path in dict.fromkeys((target, target.resolve())):
         folder = _run_file(path)
         if folder is not None:
             raise ConfigError(f"Will not write the export over '{target}': it is one of the files of the run "
                               f"folder '{folder}' ({'a figure' if path.parent.name == 'figures' else path.name}), "
-                              "and the run would be lost. Give another --to file, e.g. "
-                              f"'{folder / 'results.csv'}'.")
+                              f"and the run would be lost. Give another {option} file, e.g. "
+                              f"'{folder / example}'.")
     if target.is_dir():
-        raise ConfigError(f"The '--to' path '{target}' is a folder; give a file name ending in .csv, .jsonl or "
-                          ".json.")
+        raise ConfigError(f"The '{option}' path '{target}' is a folder; give a file name"
+                          + (" ending in .csv, .jsonl or .json." if option == "--to" else "."))
     if not target.exists():
         return
     for own in protected:
@@ -133,9 +146,9 @@ def check_target(target: Path, *, force: bool = False, protected: Iterable[Path]
             same = False
         if same:
             raise ConfigError(f"Will not write the export over '{target}': it is the run's file '{own}', and the "
-                              "run would be lost. Give another --to file.")
+                              f"run would be lost. Give another {option} file.")
     if not force:
-        raise ConfigError(f"The export file '{target}' exists; pass --force to replace it, or give another --to "
+        raise ConfigError(f"The export file '{target}' exists; pass --force to replace it, or give another {option} "
                           "file.")
 
 
@@ -149,7 +162,7 @@ def export_run(out: str | os.PathLike[str], *, to: str | os.PathLike[str] | None
     from textrobust.store import RunStore, write_table
 
     folder = Path(out)
-    protected = [folder / name for name in sorted(RUN_FILES)]
+    protected = run_files(folder)
     if to is not None:  # the name given is no file of a run (nor a folder), whatever else is wrong
         check_target(Path(to), force=True, protected=protected)
     chosen = export_format(to, format)

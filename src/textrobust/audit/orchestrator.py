@@ -28,14 +28,22 @@ from textrobust.audit.limits import (
     default_max_words,
     limit_length,
 )
-from textrobust.audit.profiles import DEFAULT_ANALYSES, not_run
-from textrobust.audit.run_folder import LEGACY_SETTINGS, RunFolderLock, check_resumable, resumed_analyses
+from textrobust.audit.profiles import DEFAULT_ANALYSES, data_flags, not_run
+from textrobust.audit.run_folder import (
+    LEGACY_SETTINGS,
+    RunFolderLock,
+    check_resumable,
+    resumed_analyses,
+    stored_labels,
+)
 from textrobust.audit.sources import DataSource, VictimSource
 from textrobust.devices import MIN_AGREEMENT, Placement, agreement, resolve_placement, texts_sample
 from textrobust.errors import BadRow, ConfigError, StoreError, TextRobustError
 from textrobust.records import encode
 from textrobust.threads import ThreadPlan, Threads, apply_threads
 from textrobust.sections import Section
+from textrobust.validity.cache import max_bytes as verdict_cache_cap
+from textrobust.validity.reviews import newest_judgement
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -54,7 +62,9 @@ MAX_SHOWN_BAD_ROWS = 50
 
 @dataclass(frozen=True)
 class AnalysisResult:
-    """One analysis of an audit: its run, typed records, failures and summary."""
+    """One analysis of an audit: its run, typed records, failures and summary. ``queries``:
+    the model queries of this session; ``queries_stored``: of every result stored for the
+    run, over all its sessions (what the report counts; None: not known, ``queries``)."""
 
     name: str
     run_id: str
@@ -68,6 +78,12 @@ class AnalysisResult:
     settings: Mapping[str, Any]
     section: Section
     analysis_type: type[AnyAnalysis]
+    queries_stored: int | None = None
+
+    @property
+    def all_queries(self) -> int:
+        """The run's model queries over all its sessions (this session's when not known)."""
+        return self.queries if self.queries_stored is None else self.queries_stored
 
 
 @dataclass(frozen=True)
@@ -292,10 +308,13 @@ def run(
     if resume:
         check_resumable(out, [analysis.name for analysis in chosen])
     check_max_words(max_words)
+    verdict_cache_cap()  # a bad $TEXTROBUST_VERDICT_CACHE_MB: an error now, not in every example's judge
     check_length_policy(length_policy)
     plan = apply_threads(threads)  # before the victim loads torch: see textrobust.threads
     placement = resolve_placement(device, dtype)  # an absent device is an error before any work
     user_labels = _user_labels(labelled)  # a malformed labels file is an error before any work
+    if resume and user_labels is None:  # the labels the run started with, as options are on resume
+        user_labels = stored_labels(out, [analysis.name for analysis in chosen])
     data_source = DataSource.of(data, split=split, options=data_options)
     skip_bad_rows = (data_options or {}).get("on_bad_rows") == "skip"  # a str enum compares equal too
     if isinstance(executor, str):
@@ -355,14 +374,19 @@ def run(
         missing = None
         if profile is not None:
             missing = not_run(results, victim=victim if isinstance(victim, (str, os.PathLike)) else None,
-                              data=data if isinstance(data, (str, os.PathLike)) else None)
+                              data=data if isinstance(data, (str, os.PathLike)) else None,
+                              data_options=data_flags(split=split, data_options=data_options, label_map=label_map,
+                                                      labels_by_position=labels_by_position, max_words=max_words,
+                                                      length_policy=length_policy,
+                                                      labelled=None if user_labels is None else user_labels.origin))
+        through = newest_judgement(out / "store.sqlite")  # before the reviews are read: a later one is newer
         payload = build_report(results, victim_source, _card(model), data_info,
                                {"executor": executor.name, "workers": executor.workers, "seed": seed,
                                 "resumed": resume, **_gpus(gpus_per_worker)},
                                seconds=time.perf_counter() - started, out=out, title=title, profile=profile,
                                not_run=missing, placement=facts)
         html, json_path = _write_outputs(out, payload, report)
-        _write_summary(out, results, payload, length, plan)
+        _write_summary(out, results, payload, length, plan, through)
     finally:
         lock.release()
     return AuditResult(out, results, payload, html, json_path, time.perf_counter() - started, plan)
@@ -433,6 +457,14 @@ def _legacy_keys(store: RunStore, analysis: AnyAnalysis) -> tuple[str, ...]:
                  if previous is not None and key not in stored and now.get(key) == value)
 
 
+def _legacy_labels(store: RunStore, analysis: AnyAnalysis) -> tuple[str, ...]:
+    """``("labelled.sha256",)`` when the latest stored run's labels predate their hash
+    (issue 49): resuming it with the same file adds it (the counts still must match)."""
+    previous = store.latest_run(analysis.name)
+    stored = (previous.config.get("labelled") or {}) if previous is not None else {}
+    return ("labelled.sha256",) if stored and "sha256" not in stored else ()
+
+
 def _legacy_dtype(store: RunStore, analysis: AnyAnalysis, placement: Placement) -> tuple[str, ...]:
     """``("dtype",)`` when the latest stored run predates the ``dtype`` key (it ran in
     float32) and this one runs in float32 too: resuming it adds the key."""
@@ -453,11 +485,16 @@ def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data:
     config = {**_run_config(analysis, victim, data, dataset, placement.dtype), "max_words": length.max_words,
               "length_policy": length.policy}
     if user_labels is not None:  # only when given: runs stored before --labelled resume as they were
-        config["labelled"] = {"file": user_labels.origin, "rejected": len(user_labels.rejected),
-                              "confirmed": len(user_labels.confirmed)}
-    # a resumed run may take more (or fewer) examples and run on another device; everything else must match
-    legacy = (*_legacy_keys(store, analysis), *_legacy_dtype(store, analysis, placement)) if resume else ()
-    run = store.resume_or_start(analysis.name, config, seed, resume=resume, resumable_keys=("settings.n", *legacy))
+        config["labelled"] = {"file": user_labels.origin, "sha256": user_labels.digest,
+                              "rejected": len(user_labels.rejected), "confirmed": len(user_labels.confirmed)}
+    # a resumed run may take more (or fewer) examples, run on another device and read its
+    # labels from another path (their contents, the sha256, must match); everything else must match
+    legacy = (*_legacy_keys(store, analysis), *_legacy_dtype(store, analysis, placement),
+              *_legacy_labels(store, analysis)) if resume else ()
+    run = store.resume_or_start(analysis.name, config, seed, resume=resume,
+                                resumable_keys=("settings.n", "labelled.file", *legacy))
+    if user_labels is not None:  # the labels themselves: a resume applies them, whatever became of the file
+        run.set_artefact("labelled", {"file": user_labels.origin, "text": user_labels.text})
     if survey is not None:
         run.set_artefact("survey", survey)
     resumed = len(run.done_ids())
@@ -478,8 +515,10 @@ def _run_one(analysis: AnyAnalysis, store: RunStore, victim: VictimSource, data:
     failures = [f for f in failures if f.example_id in unit_ids]
     summary = analysis.summarise_run(records, failures, survey)
     section = analysis.section(summary, records, failures, dataset.label_names)
+    stored_queries = sum(row.queries or 0 for row in run.iter_results() if row.example_id in unit_ids)
     result = AnalysisResult(analysis.name, run.run_id, summary, tuple(records), tuple(failures), computed,
-                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section, type(analysis))
+                            resumed, time.perf_counter() - began, queries, analysis.settings.to_dict(), section,
+                            type(analysis), stored_queries)
     run.finish({"summary": summary.to_dict(), "computed_now": computed, "resumed": resumed, "queries_now": queries})
     return result
 
@@ -505,8 +544,6 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
     ``not_run``: the registered analyses left out, with the command that runs each;
     ``placement``: the victim's device, dtype and float32 agreement (a model fact)."""
     from textrobust import __version__
-    from textrobust.audit.verdict import verdict
-    from textrobust.report.reviewed import reviewed_point
     from textrobust.zoo.cards import now_iso
 
     analyses = []
@@ -525,10 +562,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
             **_estimate_keys(section),
             **_reviewed(name, result, data, out),
         })
-    judged = verdict(analyses)
-    reviewed_line = reviewed_point(analyses)
-    if reviewed_line:  # how much of it people reviewed (textrobust review, issue 40)
-        judged["points"].append(reviewed_line)
+    judged = _verdict_of(analyses)
     return encode({
         "schema": "textrobust.report/1",
         "textrobust_version": __version__,
@@ -538,7 +572,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
                    **({} if placement is None else {"placement": dict(placement)})},
         "data": dict(data),
         "verdict": judged,
-        "run": {"seconds": seconds, "queries": sum(r.queries for r in results.values()),
+        "run": {"seconds": seconds, "queries": sum(r.all_queries for r in results.values()),
                 "store": str(out / "store.sqlite"), **run},
         "analyses": analyses,
         **({} if profile is None else {"profile": profile}),
@@ -549,6 +583,18 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
 def _estimate_keys(section: Mapping[str, Any]) -> dict[str, Any]:
     """A section's risk interval and the findings it rests on, when it has them (issue 47)."""
     return {key: section[key] for key in ("risk_low", "risk_high", "validity") if key in section}
+
+
+def _verdict_of(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The verdict of the report's sections, with the line on how much people reviewed."""
+    from textrobust.audit.verdict import verdict
+    from textrobust.report.reviewed import reviewed_point
+
+    judged = verdict(analyses)
+    reviewed_line = reviewed_point(analyses)
+    if reviewed_line:  # how much of it people reviewed (textrobust review, issue 40)
+        judged["points"].append(reviewed_line)
+    return judged
 
 
 def _reviewed(name: str, result: AnalysisResult, data: Mapping[str, Any], out: Path) -> dict[str, Any]:
@@ -587,14 +633,17 @@ def _write_outputs(out: Path, payload: Mapping[str, Any], html: bool) -> tuple[P
 
 
 def _write_summary(out: Path, results: Mapping[str, AnalysisResult], report: Mapping[str, Any],
-                   length: LengthReport, threads: ThreadPlan | None = None) -> None:
+                   length: LengthReport, threads: ThreadPlan | None = None, through: int = 0) -> None:
     """``summary.json`` (every analysis's typed summary, the verdict, the run and the
-    threads it used) and one SVG file per figure under ``figures/``. Called after the
-    report is written; ``summary.json`` is written last, through a temporary file."""
+    threads it used, and ``reviews_through``: the newest judgement its reviewed figures
+    count, :func:`~textrobust.validity.reviews.newest_judgement`) and one SVG file per
+    figure under ``figures/``. Called after the report is written; ``summary.json`` is
+    written last, through a temporary file."""
     summary = {"schema": "textrobust.summary/1", "verdict": report["verdict"], "run": report["run"],
                "threads": None if threads is None else threads.to_dict(),
                "placement": report["victim"].get("placement"),
                "victim": report["victim"], "data": report["data"], "length_limit": length.summary(),
+               "reviews_through": through,
                "analyses": {name: {"run_id": r.run_id, "computed_now": r.computed, "resumed": r.resumed,
                                    "queries_now": r.queries, "summary": r.summary.to_dict(),
                                    **_reviewed_of(report, name)}
@@ -617,15 +666,17 @@ def _reviewed_of(report: Mapping[str, Any], name: str) -> dict[str, Any]:
     return {"reviewed": section["reviewed"]} if section.get("reviewed") is not None else {}
 
 
-def refresh_summary_reviews(out: Path, report: Mapping[str, Any]) -> None:
+def refresh_summary_reviews(out: Path, report: Mapping[str, Any], through: int = 0) -> None:
     """Bring the reviewed blocks and the verdict of ``out``'s ``summary.json`` up to date
-    with ``report`` (after new judgements); a folder without one is left as it is."""
+    with ``report`` (after new judgements; ``through``: the newest judgement it counts);
+    a folder without one is left as it is."""
     path = out / "summary.json"
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
     summary["verdict"] = report["verdict"]
+    summary["reviews_through"] = through
     for name, entry in (summary.get("analyses") or {}).items():
         if isinstance(entry, dict) and entry.get("run_id") == next(
                 (s["settings"].get("run_id") for s in report["analyses"] if s["name"] == name), None):
@@ -637,9 +688,14 @@ def refresh_summary_reviews(out: Path, report: Mapping[str, Any]) -> None:
 
 
 def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """Summarise the runs stored in the folder ``out`` again (the latest run of each
-    analysis) and write ``report.json`` and ``report.html``; no model query is made. The
-    folder must not be in use by a run (:class:`~textrobust.audit.run_folder.RunFolderLock`)."""
+    """Write ``report.json`` and ``report.html`` of the folder ``out`` again, with the
+    reviewed figures of the judgements stored now, and bring ``summary.json``'s reviewed
+    blocks and verdict up to date; no model query is made. When the folder's
+    ``report.json`` is the report of the runs stored (the latest run of each analysis), it
+    is kept as it is apart from the reviewed figures and the verdict (the run's time,
+    executor, profile, the analyses not run, the data's notes, the victim's placement, the
+    order of the sections); else the report is built from the store alone. The folder
+    must not be in use by a run (:class:`~textrobust.audit.run_folder.RunFolderLock`)."""
     folder = Path(out)
     path = folder / "store.sqlite"
     if not path.is_file():
@@ -648,19 +704,22 @@ def rebuild_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
         return _rebuild_report(folder, path)
 
 
-def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
+def _stored_results(path: Path) -> tuple[dict[str, AnalysisResult], Mapping[str, Any], set[int]]:
+    """The latest stored run of each analysis, summarised again, in the order they were
+    started; the configuration of the last one and the runs' seeds."""
     from textrobust.analyses import ANALYSES
-    from textrobust.report import write_report
     from textrobust.store import RunStore
 
     results: dict[str, AnalysisResult] = {}
     config: Mapping[str, Any] = {}
     seeds: set[int] = set()
     with RunStore(path) as store:
-        for name in ANALYSES.names():
-            run = store.latest_run(name)
-            if run is None or "settings" not in run.config:
-                continue
+        latest: dict[str, Run] = {}
+        for run in store.runs():  # oldest first: the last run of a kind is its latest
+            if run.kind in ANALYSES and "settings" in run.config:
+                latest.pop(run.kind, None)
+                latest[run.kind] = run
+        for name, run in latest.items():
             config = run.config
             seeds.add(run.seed)
             analysis = ANALYSES.get(name)(config["settings"])
@@ -670,18 +729,47 @@ def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
             results[name] = AnalysisResult(name, run.run_id, summary, tuple(records), tuple(failures), 0,
                                            len(records) + len(failures), 0.0, sum(r.queries for r in records),
                                            analysis.settings.to_dict(), section, type(analysis))
+    return results, config, seeds
+
+
+def _previous_report(folder: Path, results: Mapping[str, AnalysisResult]) -> dict[str, Any] | None:
+    """The folder's ``report.json`` when it is the report of ``results``' runs (each
+    section's run id that of the analysis's latest run, no section missing); else None."""
+    from textrobust.report import load_report
+
+    try:
+        report = load_report(folder / "report.json")
+    except (OSError, TextRobustError, ValueError):
+        return None
+    runs = {s["name"]: (s.get("settings") or {}).get("run_id") for s in report["analyses"]}
+    return report if runs == {name: r.run_id for name, r in results.items()} else None
+
+
+def _rebuild_report(folder: Path, path: Path) -> tuple[Path, Path]:
+    from textrobust.report import write_report
+
+    through = newest_judgement(path)  # before the reviews are read: a judgement after it is newer
+    results, config, seeds = _stored_results(path)
     if not results:
         raise StoreError(f"The run store {path} holds no analysis runs of this version of textrobust.")
-    victim = VictimSource(path=str(config.get("victim")))
-    card = None
-    try:
-        card = _card(victim.load())
-    except TextRobustError:
-        pass  # the victim folder moved: the report says so by having no card
-    data_info = {"name": config.get("data_name", ""), "split": config.get("data_split", ""),
-                 "examples": config.get("data_examples", 0), "label_names": list(config.get("label_names", []))}
-    run_info = {"executor": "(rebuilt from the store)", "workers": 0, "seed": min(seeds), "resumed": True}
-    payload = build_report(results, victim, card, data_info, run_info, seconds=0.0, out=folder)
+    payload = _previous_report(folder, results)
+    if payload is not None:  # the report as written, with the reviewed figures of now
+        for section in payload["analyses"]:
+            section.pop("reviewed", None)
+            section.update(_reviewed(section["name"], results[section["name"]], payload["data"], folder))
+        payload["verdict"] = _verdict_of(payload["analyses"])
+        payload = encode(payload)
+    else:
+        victim = VictimSource(path=str(config.get("victim")))
+        card = None
+        try:
+            card = _card(victim.load())
+        except TextRobustError:
+            pass  # the victim folder moved: the report says so by having no card
+        data_info = {"name": config.get("data_name", ""), "split": config.get("data_split", ""),
+                     "examples": config.get("data_examples", 0), "label_names": list(config.get("label_names", []))}
+        run_info = {"executor": "(rebuilt from the store)", "workers": 0, "seed": min(seeds), "resumed": True}
+        payload = build_report(results, victim, card, data_info, run_info, seconds=0.0, out=folder)
     written = write_report(payload, folder)
-    refresh_summary_reviews(folder, payload)
+    refresh_summary_reviews(folder, payload, through)
     return written

@@ -20,13 +20,13 @@ the command that runs them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from textrobust.errors import ConfigError
 
-__all__ = ["DEFAULT_ANALYSES", "PROFILES", "Profile", "SECONDS_PER_EXAMPLE", "describe_plan", "not_run",
+__all__ = ["DEFAULT_ANALYSES", "PROFILES", "Profile", "SECONDS_PER_EXAMPLE", "data_flags", "describe_plan", "not_run",
            "profile_settings"]
 
 
@@ -162,11 +162,54 @@ def describe_plan(analyses: Mapping[str, Mapping[str, Any]], *, profile: str | N
     return lines
 
 
+#: The data options of a run (``data_options`` of :func:`textrobust.audit.run`) as the
+#: command-line options that set them.
+_DATA_FLAGS = {"text_column": "--text-column", "label_column": "--label-column", "pair_column": "--pair-column",
+               "id_column": "--id-column", "encoding": "--encoding", "file_format": "--file-format",
+               "label_names": "--label-names"}
+
+
+def data_flags(*, split: str | None = None, data_options: Mapping[str, Any] | None = None,
+               label_map: Mapping[str, str] | None = None, labels_by_position: bool = False,
+               max_words: int | None = None, length_policy: str | None = None,
+               labelled: Any = None) -> list[str]:
+    """The command-line options that read the data as a run read it (its split, columns,
+    label names and map, bad rows, length limit) and apply its labelled substitutions: what
+    a command suggested after an audit carries, so that it runs on the user's file as the
+    audit did (issue 49, item 8).
+
+    >>> data_flags(data_options={"text_column": "review", "on_bad_rows": "skip"}, label_map={"fresh": "positive"})
+    ['--text-column', 'review', '--skip-bad-rows', '--label-map', 'fresh=positive']
+    """
+    words: list[str] = []
+    if split:
+        words += ["--split", str(split)]
+    for key, value in (data_options or {}).items():
+        if key == "on_bad_rows":
+            words += ["--skip-bad-rows"] if str(value) == "skip" else []
+        elif key in _DATA_FLAGS and value not in (None, "", []):
+            shown = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+            words += [_DATA_FLAGS[key], shown]
+    if label_map:
+        words += ["--label-map", ",".join(f"{k}={v}" for k, v in label_map.items())]
+    if labels_by_position:
+        words.append("--labels-by-position")
+    if max_words is not None:
+        words += ["--max-words", str(max_words)]
+    if length_policy is not None and str(length_policy) != "truncate":
+        words += ["--length-policy", str(length_policy)]
+    if labelled is not None:
+        words += ["--labelled", str(labelled)]
+    return words
+
+
 def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None,
-            settings: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, str]]:
+            settings: Mapping[str, Mapping[str, Any]] | None = None,
+            data_options: Sequence[str] = ()) -> list[dict[str, str]]:
     """The registered analyses not in ``ran``: ``{"name", "title", "command"}`` each, the
     command running it alone at the ``full`` profile's size (with ``--victim`` and
-    ``--data`` when ``victim`` or ``data`` name other than the defaults).
+    ``--data`` when ``victim`` or ``data`` name other than the defaults, and
+    ``data_options``, the options that read the data as the audit did: :func:`data_flags`).
 
     ``settings``: the settings of the analyses that ran (default: read from ``ran`` when it
     maps names to the orchestrator's results). The suggestions carry what the user chose
@@ -192,6 +235,7 @@ def not_run(ran: Collection[str], *, victim: Any = None, data: Any = None,
         options += f" --victim {shlex.quote(str(victim))}"
     if data is not None and str(data) != "rotten_tomatoes":
         options += f" --data {shlex.quote(str(data))}"
+    options += "".join(f" {shlex.quote(word)}" for word in data_options)
     missing = []
     for name in [*full, *(a for a in ANALYSES.names() if a not in full)]:
         if name in ran:

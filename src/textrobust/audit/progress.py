@@ -25,6 +25,8 @@ def load_line(event: LoadEvent) -> str:
     """The progress line of a model-loading announcement."""
     if not event.done:
         return f"loading {event.what} ..."
+    if event.stopped:
+        return f"loading {event.what} stopped after {event.seconds:,.1f} s"
     if event.failed:
         return f"loading {event.what} failed after {event.seconds:,.1f} s"
     return f"loaded {event.what} in {event.seconds:,.1f} s"

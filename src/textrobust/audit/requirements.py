@@ -56,6 +56,7 @@ from typing import Any, Union
 from textrobust.errors import ConfigError, StoreError, TextRobustError
 
 __all__ = ["JUNIT_SUITE", "Operator", "Outcome", "Requirement", "check", "check_junit_target", "check_keys",
+           "check_reviews_counted",
            "declared_figures", "figures", "load_figures", "parse_requirement", "parse_requirements", "reviewed_figure_keys",
            "summary_keys", "write_junit"]
 
@@ -336,7 +337,25 @@ def load_figures(folder: str | os.PathLike[str]) -> dict[str, float | None]:
         raise StoreError(f"The summary {path} cannot be read: {exc}.") from None
     if not isinstance(summary, Mapping) or not isinstance(summary.get("analyses"), Mapping):
         raise StoreError(f"The summary {path} has no 'analyses' table; is it a textrobust summary.json?")
+    check_reviews_counted(Path(folder), summary)
     return figures(summary)
+
+
+def check_reviews_counted(folder: Path, summary: Mapping[str, Any]) -> None:
+    """Refuse (:class:`StoreError`) a ``summary.json`` older than the newest judgement in the
+    run store beside it (``reviews_through``, written with the summary, against
+    :func:`~textrobust.validity.reviews.newest_judgement`): its reviewed figures and verdict
+    would not count it, and a gate on them would pass or fail on stale numbers."""
+    from textrobust.validity.reviews import newest_judgement
+
+    newest = newest_judgement(folder / "store.sqlite")
+    counted = summary.get("reviews_through")
+    counted = counted if isinstance(counted, int) and not isinstance(counted, bool) else 0
+    if newest > counted:
+        raise StoreError(f"The summary {folder / 'summary.json'} is older than the judgements in its run store "
+                         f"(judgement #{newest} came after it was written): its reviewed figures and verdict do not "
+                         f"count them. Rebuild it with `textrobust review {folder} --report`, then run the gate "
+                         "again.")
 
 
 def check_junit_target(path: str | os.PathLike[str]) -> Path:

@@ -24,12 +24,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textrobust.errors import StoreError
 
-__all__ = ["LEGACY_SETTINGS", "LOCK_FILE", "RunFolderLock", "check_resumable", "resumed_analyses", "stored_options",
-           "stored_settings"]
+if TYPE_CHECKING:
+    from textrobust.validity.overrides import UserLabels
+
+__all__ = ["LEGACY_SETTINGS", "LOCK_FILE", "RunFolderLock", "check_resumable", "resumed_analyses", "stored_labels",
+           "stored_options", "stored_settings"]
 
 #: The lock file inside a run folder.
 LOCK_FILE = ".textrobust.lock"
@@ -250,3 +253,29 @@ def _with_legacy(out: str | os.PathLike[str], name: str) -> dict[str, Any]:
         stored = {**{k: v for k, v in LEGACY_SETTINGS.items() if k in fields and k not in stored}, **stored}
     return stored
 
+
+
+def stored_labels(out: str | os.PathLike[str], analyses: Sequence[str]) -> UserLabels | None:
+    """The labelled substitutions (``--labelled``) the latest stored run of one of
+    ``analyses`` in the run folder ``out`` started with, read from the store (the file may
+    have moved or changed since); None when none of them was run with labels. A resume
+    without ``--labelled`` continues with them, as it continues with the stored options."""
+    from textrobust.store import RunStore
+    from textrobust.validity.overrides import UserLabels
+
+    path = Path(out) / "store.sqlite"
+    if not path.is_file():
+        return None
+    with RunStore(path) as store:
+        for name in analyses:
+            run = store.latest_run(name)
+            if run is None or not run.config.get("labelled"):
+                continue
+            kept = run.artefact("labelled")
+            if not isinstance(kept, dict) or not isinstance(kept.get("text"), str):
+                stored = run.config["labelled"]
+                raise StoreError(f"The {name} run in '{out}' was started with the labels of {stored.get('file')!r}, "
+                                 "which this store does not keep (a run from before issue 49): repeat --labelled "
+                                 "FILE with that file to resume it.")
+            return UserLabels.from_text(kept["text"], str(kept.get("file") or ""))
+    return None

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from textrobust.cli.common import App, Group, console, fail, human_size
+from textrobust.cli.report import table_console
 from textrobust.errors import TextRobustError
 
 assets_app = App(help="List the offline assets, or prepare them (install step).", cls=Group,
@@ -24,6 +25,12 @@ def assets(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from textrobust.assets import status
+    from textrobust.validity.cache import cache_info, max_bytes
+
+    try:
+        cap = max_bytes()  # a bad $TEXTROBUST_VERDICT_CACHE_MB: one error line, before the table
+    except TextRobustError as exc:
+        fail(exc)
 
     table = Table(title="textrobust assets")
     for col in ("asset", "status", "source", "size", "path / how to fix"):
@@ -34,17 +41,14 @@ def assets(ctx: typer.Context) -> None:
         mark = "[green]found[/]" if s.found else "[red]missing[/]"
         where = s.path if s.found else s.detail
         table.add_row(s.name, mark, s.source or "-", human_size(s.size_bytes), str(where or ""))
-    console.print(table)
+    table_console().print(table)  # piped: wide enough that no path is wrapped
     if missing:
         console.print(f"{missing} asset(s) missing: run `textrobust assets prepare` (install step).")
-    from textrobust.validity.cache import cache_info, max_bytes
-
     try:
         info = cache_info()
     except TextRobustError as exc:
         console.print(f"verdict cache: {exc}", highlight=False, soft_wrap=True)
         return
-    cap = max_bytes()
     console.print(f"verdict cache (the validated source's judgements, kept across runs): {info.path}, "
                   f"{human_size(info.size_bytes)}, {info.verdicts:,} verdicts of {info.judges:,} judge(s); "
                   f"cap {'none' if cap is None else human_size(cap)} ($TEXTROBUST_VERDICT_CACHE_MB); "
@@ -56,6 +60,10 @@ def assets_clear_verdicts() -> None:
     """Delete the verdict cache (the validated source judges again on the next run)."""
     from textrobust.validity.cache import clear_cache, default_verdict_path
 
+    if not default_verdict_path().exists():
+        console.print(f"no verdict cache at {default_verdict_path()}: nothing to delete", highlight=False,
+                      soft_wrap=True)
+        return
     freed = clear_cache()
     console.print(f"deleted the verdict cache {default_verdict_path()} ({human_size(freed)})", highlight=False,
                   soft_wrap=True)

@@ -49,6 +49,9 @@ def compare_cmd(
     allow_unfinished: Annotated[bool, typer.Option("--allow-unfinished", help="Compare runs that never finished "
                                                    "(interrupted: part of their plan), marked as such; without it "
                                                    "they are refused.")] = False,
+    allow_different_texts: Annotated[bool, typer.Option("--allow-different-texts", help="Pair runs by example id "
+                                                        "even where the same id holds different texts (runs over "
+                                                        "different data); without it they are refused.")] = False,
 ) -> None:
     """Compare audits: each headline figure per run, its difference from the first run with a
     paired 95% interval over the shared examples, and where the runs disagree."""
@@ -59,7 +62,8 @@ def compare_cmd(
     try:
         check_out(out)  # before reading any run: a bad --out is the user's first thing to fix
         _warn_repeated(runs)
-        comparison = compare_runs(runs, resamples=resamples, seed=seed, allow_unfinished=allow_unfinished)
+        comparison = compare_runs(runs, resamples=resamples, seed=seed, allow_unfinished=allow_unfinished,
+                                  allow_different_texts=allow_different_texts)
         html, data = write_comparison(comparison, out)
     except TextRobustError as exc:
         fail(exc)

@@ -110,13 +110,17 @@ def run_analyses(ctx: typer.Context, analyses: Mapping[str, Mapping[str, Any]], 
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
         _interrupted(out, ctx, exc)
     _warn_skipped_rows(result.report)
+    if params.get("resume") and all(r.computed == 0 for r in result.results.values()):
+        console.print(f"nothing to resume: every unit of {', '.join(result.results)} was already stored in {out}; "
+                      "the report is written again from the store (a larger --n resumes with more)",
+                      highlight=False, soft_wrap=True)
     if overview:
         print_overview(result.report, verbose=verbose)
     if verbose or not overview:
         for name in analyses:
             print_result(result[name], result.report)
-    console.print(f"store: {out / 'store.sqlite'}", highlight=False)
-    console.print(f"report: {result.report_html or result.report_json}", highlight=False)  # the last line
+    console.print(f"store: {out / 'store.sqlite'}", highlight=False, soft_wrap=True)  # whole paths, at any width
+    console.print(f"report: {result.report_html or result.report_json}", highlight=False, soft_wrap=True)  # last
     return result
 
 

@@ -12,7 +12,9 @@ first run (the baseline) with the same figure of each other run:
   per-example right/wrong figures (clean accuracy, accuracy under attack);
 - otherwise the difference of the two runs' figures, without an interval, with the reason.
 
-It also lists what the runs do not share (analyses, examples, data, settings), overlays
+It also notes every difference of victim, data and settings (recipe, candidates), refuses
+runs whose shared example ids hold different texts (unless told to pair them by id), lists
+what the runs do not share (analyses, examples), overlays
 the curves the records support, and lists the examples where the runs disagree (the
 prediction or the attack's outcome). :func:`write_comparison` renders the page (Jinja2,
 autoescaped: example texts are user data) and the JSON.
@@ -95,6 +97,9 @@ class RunFolder:
     seed: int | None
     label_names: tuple[str, ...]
     analyses: Mapping[str, AnalysisRun]
+    #: how the data was read (the stored ``data``: the data set or file, split and column
+    #: options), as JSON: runs of one file read with other columns audited other texts
+    data_source: str = ""
 
     @property
     def unfinished(self) -> tuple[str, ...]:
@@ -177,7 +182,8 @@ def load_run_folder(path: str | os.PathLike[str], name: str | None = None) -> Ru
                                                   else "")
     victim = str(config.get("victim") or "?")
     return RunFolder(name or folder.name or str(folder), str(folder), victim, data,
-                     min(seeds) if seeds else None, tuple(config.get("label_names", [])), analyses)
+                     min(seeds) if seeds else None, tuple(config.get("label_names", [])), analyses,
+                     json.dumps(config.get("data") or {}, sort_keys=True, default=str))
 
 
 def _names(paths: Sequence[Path]) -> list[str]:
@@ -399,13 +405,22 @@ def _notes(runs: Sequence[RunFolder], coverage: Sequence[Coverage]) -> list[str]
     notes = [f"{run.name} is unfinished (its run was interrupted): {'; '.join(run.unfinished)}; its figures are "
              "over those only." for run in runs if run.unfinished]
     for run in runs[1:]:
+        if run.victim != baseline.victim:
+            notes.append(f"{run.name} audited another victim ({run.victim}) than the baseline {baseline.name} "
+                         f"({baseline.victim}): a difference is between the two models, not a change of one.")
         if run.data != baseline.data:
             notes.append(f"{run.name} audited other data ({run.data}) than the baseline {baseline.name} "
                          f"({baseline.data}): only the examples with the same ids are compared.")
+        elif run.data_source != baseline.data_source:
+            notes.append(f"{run.name} read its data otherwise than the baseline {baseline.name} ({run.data_source} "
+                         f"against {baseline.data_source}).")
         if run.label_names != baseline.label_names:
             notes.append(f"{run.name} has other labels ({', '.join(run.label_names)}) than the baseline "
                          f"({', '.join(baseline.label_names)}).")
     for c in coverage:
+        if c.settings_differences:  # the recipe, the candidates, any setting: a difference may be theirs
+            notes.append(f"{c.analysis} ran with other settings than in the baseline {baseline.name}: "
+                         f"{'; '.join(c.settings_differences)}.")
         if c.examples[0] is None:
             ran = ", ".join(run.name for run, n in zip(runs, c.examples) if n is not None)
             notes.append(f"{c.analysis} ran in {ran} but not in the baseline {baseline.name}: not compared.")
@@ -478,13 +493,32 @@ def _curves(runs: Sequence[RunFolder]) -> list[CurveFigure]:
     return out
 
 
+def _other_texts(baseline: RunFolder, run: RunFolder) -> dict[str, tuple[str, str]]:
+    """The example ids ``run`` shares with ``baseline`` whose texts differ (as the records
+    hold them): id -> (baseline's text, run's text)."""
+    mine: dict[str, str] = {}
+    for a in baseline.analyses.values():
+        for o in a.outcomes:
+            if o.text is not None:
+                mine.setdefault(o.example_id, o.text)
+    found: dict[str, tuple[str, str]] = {}
+    for a in run.analyses.values():
+        for o in a.outcomes:
+            if o.text is not None and o.example_id in mine and mine[o.example_id] != o.text:
+                found.setdefault(o.example_id, (mine[o.example_id], o.text))
+    return found
+
+
 def compare_runs(paths: Sequence[str | os.PathLike[str]], *, resamples: int = RESAMPLES,
-                 seed: int = 0, allow_unfinished: bool = False) -> Comparison:
+                 seed: int = 0, allow_unfinished: bool = False, allow_different_texts: bool = False) -> Comparison:
     """Compare the run folders ``paths`` (the first is the baseline); see the module
     docstring. Fewer than two folders, a folder that is not a run folder, or a run that
     shares no example with the baseline is an error (ConfigError or StoreError); so is a
     run that never finished (interrupted: its figures cover part of its plan) unless
-    ``allow_unfinished``, when the comparison notes it. ``resamples``: at least
+    ``allow_unfinished``, when the comparison notes it; so are runs that hold different
+    texts under the same example ids (they audited different data) unless
+    ``allow_different_texts``, when they are paired by id and the comparison notes it. Every
+    difference of victim, data and settings (the recipe, the candidates) is a note. ``resamples``: at least
     :func:`~textrobust.report.paired.min_resamples` (200 for the 95% interval)."""
     if len(paths) < 2:
         raise ConfigError(f"A comparison needs at least two run folders; got {len(paths)}.")
@@ -513,6 +547,16 @@ def compare_runs(paths: Sequence[str | os.PathLike[str]], *, resamples: int = RE
                    f"no example id of {', '.join(common)} is in both")
             raise ConfigError(f"The runs {baseline.name} and {run.name} share no examples ({why}), so there is "
                               f"nothing to pair. They hold: {held}. Compare runs over the same data.")
+    mismatched = {run.name: _other_texts(baseline, run) for run in runs[1:]}
+    mismatched = {name: found for name, found in mismatched.items() if found}
+    if mismatched and not allow_different_texts:
+        name, found = next(iter(mismatched.items()))
+        example, (mine, theirs) = next(iter(found.items()))
+        raise ConfigError(f"The runs {baseline.name} and {name} hold different texts under the same example ids "
+                          f"({len(found):,} of them, e.g. {example!r}: {mine!r} in {baseline.name}, {theirs!r} in "
+                          f"{name}): they audited different data, and pairing by id would compare different "
+                          "sentences. Compare runs over the same data, or pass --allow-different-texts to pair them "
+                          "by id anyway.")
     figures = []
     for name, base in baseline.analyses.items():
         for item in base.headline:
@@ -521,7 +565,11 @@ def compare_runs(paths: Sequence[str | os.PathLike[str]], *, resamples: int = RE
             figures.append(FigureComparison(name, item["label"], item.get("format", "float"), item.get("note"),
                                             item.get("value"), deltas))
     coverage = _coverage(runs)
-    return Comparison(tuple(runs), tuple(figures), tuple(coverage), tuple(_notes(runs, coverage)),
+    notes = _notes(runs, coverage) + [
+        f"{name} holds different texts than the baseline {baseline.name} under {len(found):,} shared example id(s) "
+        "(e.g. " + ", ".join(repr(i) for i in list(found)[:3]) + "): paired by id anyway (--allow-different-texts)."
+        for name, found in mismatched.items()]
+    return Comparison(tuple(runs), tuple(figures), tuple(coverage), tuple(notes),
                       tuple(_disagreements(runs)), tuple(_curves(runs)), resamples, seed)
 
 

@@ -30,10 +30,13 @@ from textrobust.report.html import _environment  # one Jinja2 environment for ev
 from textrobust.report.reviewed import RunFindings, run_findings
 from textrobust.store import RunStore
 from textrobust.text import Text
-from textrobust.validity.reviews import REASONS, Finding, Judgement, ReviewLog, Status, Verdict, agreement, statuses
+from textrobust.validity.reviews import NEIGHBOUR_REASON, REASONS, Finding, Judgement, ReviewLog, Status, Verdict, agreement, statuses
 
 __all__ = ["ReviewServer", "ReviewSession", "render_review"]
 
+#: The kind of a second-order finding (:func:`textrobust.report.reviewed.findings`): the one
+#: that takes the neighbour reason.
+SECOND_ORDER = "second-order finding"
 #: The largest form a request may send (a judgement is a few hundred bytes).
 MAX_BODY = 64 * 1024
 
@@ -88,16 +91,38 @@ class ReviewSession:
         with RunStore(self.store_path) as store:
             return ReviewLog(store).current(self.found.run_ids)
 
-    def judge(self, item: str, verdict: str, reason: str | None = None, blamed: Sequence[int] = ()) -> Judgement:
-        """Store this reviewer's judgement of ``item`` (committed when this returns)."""
-        finding = self.by_item.get(item)
-        if finding is None:
+    def check(self, item: str | None, verdict: str, reason: str | None = None, blamed: Sequence[int] = ()) -> None:
+        """Refuse (:class:`ConfigError`) a judgement :meth:`judge` would refuse, storing
+        nothing (``item`` None: any finding, as ``next`` picks one later)."""
+        finding = None if item is None else self.by_item.get(item)
+        if item is not None and finding is None:
             raise ConfigError(f"No finding {item!r} in this run's review.")
         if verdict not in (Verdict.VALID, Verdict.INVALID, Verdict.SKIP):
             raise ConfigError(f"A judgement is valid, invalid or skip. Got {verdict!r} instead.")
-        known = {s.position for s in finding.swaps}
-        if any(p not in known for p in blamed):
-            raise ConfigError(f"The blamed positions {list(blamed)} are not swaps of {item!r}.")
+        if verdict == Verdict.INVALID:
+            if reason not in REASONS and reason != NEIGHBOUR_REASON:
+                said = "None was given." if reason is None else f"Got {reason!r} instead."
+                raise ConfigError(f"An 'invalid' judgement needs a reason, one of {', '.join(REASONS)} (or "
+                                  f"{NEIGHBOUR_REASON} for a second-order finding whose neighbour is not natural). "
+                                  + said)
+            if reason == NEIGHBOUR_REASON and finding is not None and finding.kind != SECOND_ORDER:
+                raise ConfigError(f"The reason {NEIGHBOUR_REASON!r} (the neighbour is not natural) is for a "
+                                  f"second-order finding; {item!r} is a {finding.kind}: pick another reason.")
+        elif reason is not None or blamed:
+            raise ConfigError(f"Only an 'invalid' judgement takes a reason or blamed swaps. Got {verdict!r} with "
+                              f"{reason!r} and {list(blamed)}.")
+        if finding is not None:
+            known = {s.position for s in finding.swaps}
+            if any(p not in known for p in blamed):
+                raise ConfigError(f"The blamed positions {list(blamed)} are not swaps of {item!r} (its swaps are at "
+                                  f"{sorted(known)}).")
+
+    def judge(self, item: str, verdict: str, reason: str | None = None, blamed: Sequence[int] = ()) -> Judgement:
+        """Store this reviewer's judgement of ``item`` (committed when this returns); a
+        judgement :meth:`check` refuses stores nothing."""
+        self.check(item, verdict, reason if verdict == Verdict.INVALID else None,
+                   blamed if verdict == Verdict.INVALID else ())
+        finding = self.by_item[item]
         with RunStore(self.store_path) as store:
             return ReviewLog(store).record(finding.run_id, item, self.reviewer, verdict,
                                            reason if verdict == Verdict.INVALID else None,
@@ -141,12 +166,13 @@ class ReviewSession:
                     mine = row
                 else:
                     others.append(row)
+        reasons = REASONS + ((NEIGHBOUR_REASON,) if finding is not None and finding.kind == SECOND_ORDER else ())
         items = [{"item": f.item, "status": status.get(f.item, Status.UNREVIEWED).value,
                   "mine": current[(f.item, self.reviewer)].verdict.value if (f.item, self.reviewer) in current else ""}
                  for f in self.findings]
         return render_review(folder=str(self.folder), reviewer=self.reviewer, token=token, nonce=nonce,
                              progress={"done": done, "total": len(self.findings)}, finding=view, mine=mine,
-                             others=others, reasons=REASONS, message=message, counts=counts, agreement=said,
+                             others=others, reasons=reasons, message=message, counts=counts, agreement=said,
                              items=items)
 
 
@@ -164,7 +190,12 @@ class ReviewServer(HTTPServer):
             raise ConfigError(f"The '--port' option must be a port number from 0 to 65535. Got {port!r} instead.")
         self.session = session
         self.token = secrets.token_urlsafe(24)
-        super().__init__(("127.0.0.1", port), _Handler)
+        try:
+            super().__init__(("127.0.0.1", port), _Handler)
+        except OSError as exc:  # the port is taken (or not ours to take)
+            raise ConfigError(f"The '--port' option {port}: cannot listen on 127.0.0.1:{port} "
+                              f"({exc.strerror or exc}); another program may be using it. Give another --port, "
+                              "or leave it out (0: any free port).") from None
 
     @property
     def port(self) -> int:

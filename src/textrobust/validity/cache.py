@@ -15,8 +15,9 @@ writes); payloads are JSON, so the cache knows nothing of the judge's types. The
 file is ``<cache>/verdicts/verdicts.sqlite`` under textrobust's cache folder
 (``$TEXTROBUST_CACHE`` or ``~/.cache/textrobust``). ``textrobust assets`` shows its size and
 ``textrobust assets clear-verdicts`` deletes it. It is capped at :data:`DEFAULT_MAX_MB`
-(``$TEXTROBUST_VERDICT_CACHE_MB``; 0 for no cap): a judge that opens a file over the cap
-first deletes the entries of other judges, then, if the file is still over, all of it.
+(``$TEXTROBUST_VERDICT_CACHE_MB``; 0 for no cap; anything but a number 0 or more is a
+ConfigError, :func:`max_bytes`): a judge that opens a file over the cap first deletes the
+entries of other judges, then, if the file is still over, all of it, and says so once.
 
 >>> import tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as d:
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -38,7 +41,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from textrobust.errors import StoreError
+from textrobust.errors import ConfigError, StoreError
+
+#: Where a cap that deletes verdicts says so (once a process; with no handler set up,
+#: Python prints a warning's message alone on stderr).
+_LOG = logging.getLogger("textrobust.validity.cache")
+_TOLD: set[str] = set()
 
 __all__ = ["DEFAULT_MAX_MB", "CacheInfo", "VerdictCache", "cache_info", "clear_cache", "default_verdict_path",
            "fingerprint", "max_bytes"]
@@ -76,14 +84,19 @@ def default_verdict_path() -> Path:
 
 def max_bytes() -> int | None:
     """The cap in bytes from ``$TEXTROBUST_VERDICT_CACHE_MB`` (default
-    :data:`DEFAULT_MAX_MB`); ``None`` when it is 0 (no cap)."""
+    :data:`DEFAULT_MAX_MB`); ``None`` when it is 0 (no cap). A value that is not a finite
+    number of MiB, 0 or more (``abc``, ``nan``, ``inf``, ``-1``) is a :class:`ConfigError`:
+    the audit checks it before anything runs (a judge that met it mid-run would make every
+    example an error)."""
     raw = os.environ.get("TEXTROBUST_VERDICT_CACHE_MB", "").strip()
     try:
         mb = float(raw) if raw else float(DEFAULT_MAX_MB)
     except ValueError:
-        raise StoreError(f"$TEXTROBUST_VERDICT_CACHE_MB must be a number of MiB (0 for no cap), not {raw!r}.") from None
-    if mb < 0:
-        raise StoreError(f"$TEXTROBUST_VERDICT_CACHE_MB must be 0 or more, not {raw!r}.")
+        mb = math.nan
+    if not math.isfinite(mb) or mb < 0:
+        raise ConfigError(f"The environment variable TEXTROBUST_VERDICT_CACHE_MB (the verdict cache's cap) must be a "
+                          f"number of MiB, 0 or more (0: no cap; unset: {DEFAULT_MAX_MB}). Got {raw!r} instead; "
+                          "set it to a number, or unset it.")
     return None if mb == 0 else int(mb * 1024 * 1024)
 
 
@@ -170,17 +183,25 @@ class VerdictCache:
         return self._connection
 
     def _keep_under_cap(self, connection: sqlite3.Connection) -> None:
-        """Over the cap: drop other judges' entries, then, if still over, everything."""
+        """Over the cap: drop other judges' entries, then, if still over, everything; says
+        what it deleted (once a process)."""
         cap = max_bytes()
-        if cap is None or _size(self.path) <= cap:
+        before = _size(self.path)
+        if cap is None or before <= cap:
             return
-        for where, args in (("fingerprint != ?", (self.fingerprint,)), ("1 = 1", ())):
+        for what, where, args in (("the verdicts of other judges", "fingerprint != ?", (self.fingerprint,)),
+                                  ("every verdict", "1 = 1", ())):
             with connection:
                 connection.execute(f"DELETE FROM verdicts WHERE {where}", args)
             connection.execute("VACUUM")
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            if _size(self.path) <= cap:
-                return
+            if _size(self.path) <= cap or what == "every verdict":
+                break
+        if str(self.path) not in _TOLD:
+            _TOLD.add(str(self.path))
+            _LOG.warning("verdict cache %s: %.1f MiB, over its cap of %.1f MiB ($TEXTROBUST_VERDICT_CACHE_MB): "
+                         "deleted %s (now %.1f MiB); the judges judge those sentences again", self.path,
+                         before / 2**20, cap / 2**20, what, _size(self.path) / 2**20)
 
     def close(self) -> None:
         if self._connection is not None:

@@ -26,8 +26,11 @@ Which findings give rows: a confirmed finding labels each of its synonym swaps v
 rejected one labels the swaps its reviewers blamed (all of them when none was picked)
 invalid, with the first reviewer's reason; a disputed or unreviewed finding gives none.
 A second-order finding's neighbour edits are fill-ins, not synonym swaps, and are never
-exported; its patch word is, in the neighbour sentence. Rows whose sentence holds a tab
-or a line break (which the TSV cannot hold) are left out and counted.
+exported; its patch word is, in the neighbour sentence, but a rejected one only when a
+reviewer blamed the patch (or nothing) for a reason other than the neighbour's
+(``neighbour``: the fill-in is not natural, which says nothing of the synonym pair). Rows
+whose sentence holds a tab or a line break (which the TSV cannot hold) are left out; every
+cause of leaving something out is counted (:class:`LeftOut`) and the export says it.
 """
 
 from __future__ import annotations
@@ -41,10 +44,10 @@ from typing import Protocol, TypeVar
 
 from textrobust.errors import DataError
 from textrobust.text import Text
-from textrobust.validity.reviews import REASONS, Finding, Judgement, Status, Verdict, item_status
+from textrobust.validity.reviews import NEIGHBOUR_REASON, REASONS, Finding, Judgement, Status, Verdict, item_status
 from textrobust.validity.substitutions import COLUMNS, parse_row
 
-__all__ = ["COLUMNS", "LabelRow", "UserLabels", "read_labels", "review_labels", "write_labels"]
+__all__ = ["COLUMNS", "LabelRow", "LeftOut", "UserLabels", "parse_labels", "read_labels", "review_labels", "write_labels"]
 
 _HEADER = """\
 # Substitutions labelled by people in `textrobust review` (issue 40), in the format of the
@@ -74,20 +77,53 @@ class LabelRow:
     sources: str = "review"
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What an export of judgements left out, and why: swaps whose sentence holds a tab or
+    a line break (``unwritable``), rejected second-order findings whose reviewers blamed the
+    neighbour (the :data:`~textrobust.validity.reviews.NEIGHBOUR_REASON`, or only neighbour
+    edits ticked: no synonym pair is at fault, ``neighbour``), and the findings that give
+    no row because their reviewers disagree (``disputed``)."""
+
+    unwritable: int = 0
+    neighbour: int = 0
+    disputed: int = 0
+
+    def lines(self) -> list[str]:
+        """One line per cause that left something out (none when nothing was)."""
+        said = []
+        if self.neighbour:
+            said.append(f"{self.neighbour} second-order finding(s) rejected for their neighbour (not natural): no "
+                        "substitution pair is blamed, so none is written")
+        if self.disputed:
+            said.append(f"{self.disputed} disputed finding(s) (the reviewers disagree): no label until they agree")
+        if self.unwritable:
+            said.append(f"{self.unwritable} swap(s) whose sentence holds a tab or a line break")
+        return said
+
+
 def review_labels(findings: Sequence[Finding], current: Mapping[tuple[str, str], Judgement],
-                  corpus: str = "") -> tuple[list[LabelRow], int]:
-    """The label rows of the judged findings (see the module docstring) and how many
-    swaps were left out because their sentence holds a tab or a line break."""
+                  corpus: str = "") -> tuple[list[LabelRow], LeftOut]:
+    """The label rows of the judged findings (see the module docstring) and what was left
+    out (:class:`LeftOut`). A rejected second-order finding labels its patch only when a
+    reviewer gave a reason other than the neighbour's and blamed the patch (or nothing)."""
     by_item: dict[str, list[Judgement]] = {}
     for (item, _), judgement in sorted(current.items(), key=lambda pair: pair[1].seq):
         by_item.setdefault(item, []).append(judgement)
     rows: list[LabelRow] = []
-    left_out = 0
+    unwritable = neighbour = disputed = 0
     for finding in findings:
         said = [j for j in by_item.get(finding.item, []) if j.verdict in (Verdict.VALID, Verdict.INVALID)]
         status = item_status(j.verdict for j in said)
+        disputed += status is Status.DISPUTED
         if status not in (Status.CONFIRMED, Status.REJECTED):
             continue
+        if status is Status.REJECTED and any(s.kind == "neighbour" for s in finding.swaps):
+            patch = {s.position for s in finding.swaps if s.kind == "patch"}
+            said = [j for j in said if j.reason != NEIGHBOUR_REASON and (not j.blamed or set(j.blamed) & patch)]
+            if not said:  # every reviewer blamed the neighbour: no synonym pair is at fault
+                neighbour += 1
+                continue
         blamed = {p for j in said for p in j.blamed}
         reason = "same" if status is Status.CONFIRMED else next((j.reason for j in said if j.reason), "sense")
         for sentence, swap in finding.substitutions():
@@ -95,11 +131,11 @@ def review_labels(findings: Sequence[Finding], current: Mapping[tuple[str, str],
                 continue
             text = str(sentence)
             if any(c in text for c in "\t\r\n") or sentence.is_pair:
-                left_out += 1
+                unwritable += 1
                 continue
             rows.append(LabelRow(f"{finding.item}#{swap.position}", text, swap.position, swap.before, swap.after,
                                  status is Status.CONFIRMED, reason, corpus))
-    return rows, left_out
+    return rows, LeftOut(unwritable, neighbour, disputed)
 
 
 def write_labels(rows: Iterable[LabelRow], path: str | os.PathLike[str], origin: str = "") -> int:
@@ -113,22 +149,36 @@ def write_labels(rows: Iterable[LabelRow], path: str | os.PathLike[str], origin:
         lines.append("\t".join([row.id, row.split, row.corpus, row.sentence, str(row.position), row.word,
                                 row.substitute, row.sources, "1" if row.valid else "0", row.reason]))
         count += 1
-    try:
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:  # to a temporary name, renamed into place: replacing a link replaces the link, not its file
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
     except OSError as exc:
         raise DataError(f"Cannot write the labels file {target}: {exc.strerror or exc}.") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return count
 
 
 def read_labels(path: str | os.PathLike[str]) -> list[LabelRow]:
     """The rows of a labelled-set TSV (the shipped set's format: comment lines, then the
     header of :data:`COLUMNS`); a malformed row is a DataError naming its line."""
+    return parse_labels(_read_text(path), str(path))
+
+
+def _read_text(path: str | os.PathLike[str]) -> str:
     source = Path(path)
     try:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        return source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"Cannot read the labels file {source} (--labelled): {exc}.") from None
+
+
+def parse_labels(text: str, source: str = "the labels") -> list[LabelRow]:
+    """The rows of a labelled-set TSV's ``text`` (:func:`read_labels`; ``source`` names it
+    in errors)."""
+    lines = text.splitlines()
     body = [(n, line) for n, line in enumerate(lines, 1) if line and not line.startswith("#")]
     if not body or tuple(body[0][1].split("\t")) != COLUMNS:
         raise DataError(f"{source}: the first line after the comments must be the header "
@@ -160,18 +210,33 @@ class UserLabels:
     rejected: frozenset[tuple[str, str]] = frozenset()
     confirmed: frozenset[tuple[tuple[str, ...], int, str]] = frozenset()
     origin: str = ""
+    text: str = ""
 
     @classmethod
-    def from_rows(cls, rows: Iterable[LabelRow], origin: str = "") -> UserLabels:
+    def from_rows(cls, rows: Iterable[LabelRow], origin: str = "", text: str = "") -> UserLabels:
         rows = list(rows)
         return cls(frozenset((r.word.lower(), r.substitute.lower()) for r in rows if not r.valid),
                    frozenset((Text.from_string(r.sentence).words, r.position, r.substitute) for r in rows if r.valid),
-                   origin)
+                   origin, text)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> UserLabels:
-        """The labels of a labelled-set TSV (:func:`read_labels`)."""
-        return cls.from_rows(read_labels(path), str(path))
+        """The labels of a labelled-set TSV (:func:`read_labels`), with the file's text."""
+        return cls.from_text(_read_text(path), str(path))
+
+    @classmethod
+    def from_text(cls, text: str, origin: str = "") -> UserLabels:
+        """The labels of a labelled-set TSV's ``text`` (as a run stores it: a resumed run
+        applies the labels it started with, whatever became of the file)."""
+        return cls.from_rows(parse_labels(text, origin or "the labels"), origin, text)
+
+    @property
+    def digest(self) -> str:
+        """The SHA-256 of the file's text: what a resumed run compares (a copy elsewhere
+        is the same labels, an edit with the same counts is not)."""
+        import hashlib
+
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def confirmed_at(self, text: Text, position: int) -> list[str]:
         """The substitutes confirmed for ``position`` of this very sentence."""

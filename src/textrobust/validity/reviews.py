@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,13 +38,18 @@ from textrobust.text import Text
 if TYPE_CHECKING:
     from textrobust.store import RunStore
 
-__all__ = ["REASONS", "Agreement", "Finding", "Judgement", "ReviewLog", "Status", "Swap", "Verdict", "agreement",
-           "item_status", "statuses"]
+__all__ = ["NEIGHBOUR_REASON", "REASONS", "Agreement", "Finding", "Judgement", "ReviewLog", "Status", "Swap", "Verdict", "agreement",
+           "item_status", "newest_judgement", "statuses"]
 
 #: Why a finding is not valid: the invalid reasons of the labelled substitution set
 #: (``textrobust.attack.candidates.labelled.REASONS`` without ``same``; a test keeps the
 #: two lists equal).
 REASONS = ("sense", "antonym", "sentiment", "grammar", "name", "related", "nonsense")
+#: Why a second-order finding is not valid when the fault is its neighbour, not a synonym
+#: swap: the masked LM's fill-in does not make a sentence a person would write ("neighbour
+#: not natural"). It blames no substitution, so the finding exports no label
+#: (:func:`textrobust.validity.overrides.review_labels`); only a second-order finding takes it.
+NEIGHBOUR_REASON = "neighbour"
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS reviews (
@@ -166,9 +172,10 @@ class ReviewLog:
         verdict = _verdict(verdict)
         reviewer = _reviewer(reviewer)
         if verdict is Verdict.INVALID:
-            if reason not in REASONS:
-                raise ConfigError(f"An 'invalid' judgement needs a reason, one of {', '.join(REASONS)}. "
-                                  f"Got {reason!r} instead.")
+            if reason not in REASONS and reason != NEIGHBOUR_REASON:
+                raise ConfigError(f"An 'invalid' judgement needs a reason, one of {', '.join(REASONS)} (or "
+                                  f"{NEIGHBOUR_REASON} for a second-order finding whose neighbour is not natural). "
+                                  + ("None was given." if reason is None else f"Got {reason!r} instead."))
         elif reason is not None:
             raise ConfigError(f"Only an 'invalid' judgement takes a reason. Got {reason!r} with {verdict.value!r}.")
         positions = tuple(sorted({int(p) for p in blamed}))
@@ -219,6 +226,29 @@ class ReviewLog:
 
     def __repr__(self) -> str:
         return f"ReviewLog({str(self.store.path)!r})"
+
+
+def newest_judgement(store_path: str | os.PathLike[str]) -> int:
+    """The ``seq`` of the newest judgement (an undo included) in the run store at
+    ``store_path``: 0 when it has none, no ``reviews`` table or no file. Reads only (the
+    gate's check that ``summary.json`` counts every judgement: it records the ``seq`` it
+    was built through, as ``reviews_through``)."""
+    from pathlib import Path
+
+    path = Path(store_path)
+    if not path.is_file():
+        return 0
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        try:
+            table = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'"
+                                       ).fetchone()
+            row = connection.execute("SELECT MAX(seq) FROM reviews").fetchone() if table else None
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"Could not read the judgements in '{path}': {exc}") from None
+    return int(row[0] or 0) if row else 0
 
 
 def _verdict(value: Verdict | str) -> Verdict:
