@@ -272,6 +272,13 @@ def test_an_audit_writes_the_expected_valid_rate_and_reviews_of_the_named_findin
     report = json.loads((out / "report.json").read_text())
     section = report["analyses"][0]
     assert any("P(valid) 0.50" in (row.get("note") or "") for row in section["examples"])
+    # the review shows the named findings first, each with its probability
+    from textrobust.report.reviewed import run_findings
+
+    shown = run_findings(out).findings
+    assert [f.item for f in shown[: len(v["settle"])]] == v["settle"]
+    assert ("probability it keeps the meaning", "0.50 (the judge's calibrated probability; swaps independent)") \
+        in shown[0].lines
     # the readers confirm what the verdict named: the level is set
     with RunStore(out / "store.sqlite") as store:
         log = ReviewLog(store)
