@@ -425,3 +425,19 @@ def test_tef_weighs_its_moved_explanations_by_validity() -> None:
     assert moved > 0  # TEF moved an explanation here: the figure is not trivially 0
     summary = summarise_records(analysis.settings, records, [])
     assert summary.expected_valid_success_rate == pytest.approx(moved / 2)
+
+
+@pytest.mark.heavy
+def test_the_validated_source_weighs_a_real_finding() -> None:
+    """The shipped judge and calibration on one sentence: a synonym keeps the meaning more
+    probably than an antonym, and every finding has one value per calibration refit."""
+    from textrobust.attack.candidates.swap_validity import validity_judge
+    from textrobust.attack.candidates.validated import ValidatedSynonyms
+
+    judge = validity_judge(ValidatedSynonyms(verdict_cache=False))
+    assert judge is not None
+    text = Text.from_string("the film is a wonderful and moving story")
+    synonym = finding_validity(judge, text, text.replace(4, "marvelous"))
+    antonym = finding_validity(judge, text, text.replace(4, "terrible"))
+    assert 0.0 <= antonym.probability < synonym.probability <= 1.0
+    assert len(synonym.draws) == 200 and synonym.swaps[0]["substitute"] == "marvelous"
