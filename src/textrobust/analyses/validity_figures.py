@@ -18,7 +18,7 @@ from typing import Any
 
 from textrobust.validity.estimate import Estimate, Unit, estimate
 
-__all__ = ["EXPECTED", "expected_fields", "finding_note", "unit", "validity_block"]
+__all__ = ["EXPECTED", "LABEL", "expected_fields", "finding_note", "headline_note", "unit", "validity_block"]
 
 #: The summary field (with ``_low`` and ``_high``) and its label.
 EXPECTED = "expected_valid_success_rate"
