@@ -337,20 +337,20 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
            f"{expected:.1%} (95% interval {s.expected_valid_success_rate_low:.1%} .. "
            f"{s.expected_valid_success_rate_high:.1%})" if estimated else "") + caveat)
     evidence_rows = [[r.example_id, e["word"], e["substitute"], "+".join(e["routes"]) or "-", e["cosine"],
-                      e["causal_lm"], e["sense_rank"], "kept" if e["kept"] else e["reason"],
-                      _swap_probability(r.extras.get("validity"), e["position"])]
+                      e["causal_lm"], e["sense_rank"], _swap_probability(r.extras.get("validity"), e["position"]),
+                      "kept" if e["kept"] else e["reason"]]
                      for r in results for e in r.extras.get("evidence", [])][:40]
     tables = [table("outcomes and cost", ["metric", "value"], rows, note=candidates_note(candidates, recipe))]
     if evidence_rows:
         tables.append(table(
             "substitutions and their evidence", ["example", "word", "substitute", "proposed by", "cosine",
-                                                 "causal LM change", "WordNet sense", "verdict", "P(valid)"],
+                                                 "causal LM change", "WordNet sense", "P(valid)", "verdict"],
             evidence_rows,
             note="proposed by: WordNet and/or the counter-fitted vectors; cosine: counter-fitted cosine of the two "
                  "words; causal LM change: log-probability change of the sentence under Gemma (nats, 0 = as "
-                 "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); verdict: "
-                 "the validated source's checks on this word in the original sentence; P(valid): the judge's "
-                 "calibrated probability that the substitution keeps the meaning."))
+                 "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); P(valid): "
+                 "the judge's calibrated probability that the substitution keeps the meaning; verdict: the "
+                 "validated source's checks on this word in the original sentence."))
     return Section(heads, tables, figures, examples, risk=risk, point=point,
                    risk_low=s.expected_valid_success_rate_low if estimated else None,
                    risk_high=s.expected_valid_success_rate_high if estimated else None)

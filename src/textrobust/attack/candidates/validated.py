@@ -535,12 +535,20 @@ class ValidatedSynonyms:
     def evidence_many(self, text: Text, pairs: Sequence[tuple[int, str]]) -> list[Evidence]:
         """The verdict on each ``(position, substitute)`` of ``text`` (proposed or not), in
         order, judged in one batch: one masked-LM pass per position, one re-tagging batch,
-        one target-visible batch, one causal-LM batch (a labelled set, an attack's report)."""
+        one target-visible batch, one causal-LM batch (a labelled set, an attack's report).
+        A kept substitute already judged (in memory or on disk: every check ran on it, so its
+        evidence is complete) is read back, not judged again (an attack's flips, issue 47)."""
+        found: dict[tuple[int, str], Evidence] = {}
+        for position in dict.fromkeys(p for p, _ in pairs):
+            for e in self._stored_at(text, position):
+                if e.kept:
+                    found[(position, e.substitute.lower())] = e
         only: dict[int, list[str]] = {}
         for position, substitute in pairs:
-            only.setdefault(position, []).append(substitute)
-        judged = self._judge(text, list(only), only)
-        found = {(p, e.substitute.lower()): e for p, evidence in judged.items() for e in evidence}
+            if (position, substitute.lower()) not in found:
+                only.setdefault(position, []).append(substitute)
+        judged = self._judge(text, list(only), only) if only else {}
+        found.update({(p, e.substitute.lower()): e for p, evidence in judged.items() for e in evidence})
         return [found[(p, s.lower())] for p, s in pairs]
 
     # ---- the work ---------------------------------------------------------------------------
