@@ -71,3 +71,20 @@ def pytest_collection_modifyitems(config: object, items: list) -> None:
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+import pytest  # noqa: E402 - after the profiles, as the hooks above import lazily
+
+
+@pytest.fixture(autouse=True)
+def _no_real_findings_judge(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit tests never load the validated source's models to judge a run's findings (issue
+    47): the findings judge is None (findings carry no probability) unless the test is marked
+    ``heavy`` or patches :func:`textrobust.attack.candidates.swap_validity.validity_judge` with
+    a stub judge itself (after this fixture, so its patch wins). In-process only: a spawned
+    worker process judges with the real source where it can load."""
+    if request.node.get_closest_marker("heavy") is not None:
+        return
+    from textrobust.attack.candidates import swap_validity
+
+    monkeypatch.setattr(swap_validity, "validity_judge", lambda source=None, placement=None: None)

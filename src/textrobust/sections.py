@@ -46,8 +46,10 @@ from textrobust.json_checks import (
     choice,
     fail,
     is_number,
+    json_object,
     list_of,
     object_of,
+    optional,
 )
 from textrobust.errors import ReportError
 
@@ -103,6 +105,9 @@ class SectionData(TypedDict):
     examples: list[ExampleData]
     risk: NotRequired[float | None]
     point: NotRequired[str | None]
+    risk_low: NotRequired[float | None]
+    risk_high: NotRequired[float | None]
+    validity: NotRequired[dict[str, Any] | None]
 
 
 # ---- the same declaration, as checkers (:mod:`textrobust.json_checks`) --------------------------
@@ -141,10 +146,20 @@ SECTION_FIELDS: Mapping[str, Checker] = {
     "examples": list_of(_example),
 }
 #: The keys of a section that may be left out (meaning null).
-SECTION_OPTIONAL: Mapping[str, Checker] = {"risk": OPT_NUMBER, "point": OPT_STR}
+SECTION_OPTIONAL: Mapping[str, Checker] = {"risk": OPT_NUMBER, "point": OPT_STR, "risk_low": OPT_NUMBER,
+                                           "risk_high": OPT_NUMBER, "validity": optional(json_object)}
 
 
 # ---- the typed values -----------------------------------------------------------------------------
+def _json(value: Any) -> Any:
+    """``value`` as plain JSON data (mappings to dicts, tuples to lists, NaN to None)."""
+    if isinstance(value, Mapping):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return _plain(value)
+
+
 def _plain(value: Any) -> Any:
     """``value`` as a plain JSON scalar where it is one: NaN and infinite floats become
     None, numpy scalars Python ones; anything else is left for the checkers to judge."""
@@ -266,7 +281,11 @@ _PARTS: tuple[tuple[str, type], ...] = (("headline", Headline), ("tables", Table
 class Section:
     """The report section of an analysis. ``risk``: the share of examples on which
     robustness failed (what the verdict's level is read from; None when the analysis
-    measures no such share); ``point``: one sentence for the verdict."""
+    measures no such share); ``point``: one sentence for the verdict. ``risk_low`` ..
+    ``risk_high``: the risk's 95% interval when it is an estimate (the expected valid
+    rate, :mod:`textrobust.validity.estimate`); ``validity``: the findings it rests on, each
+    with its probability of keeping the meaning (``{"figure", "examples", "units"}``), from
+    which the verdict recomputes the interval as findings are reviewed (issue 47)."""
 
     headline: Sequence[Headline] = ()
     tables: Sequence[Table] = ()
@@ -274,6 +293,9 @@ class Section:
     examples: Sequence[ExampleRow] = ()
     risk: float | None = None
     point: str | None = None
+    risk_low: float | None = None
+    risk_high: float | None = None
+    validity: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         for name, kind in _PARTS:
@@ -285,9 +307,20 @@ class Section:
         _set(self, "risk", _plain(self.risk))
         OPT_NUMBER(self.risk, "section.risk")
         OPT_STR(self.point, "section.point")
+        for end in ("risk_low", "risk_high"):
+            _set(self, end, _plain(getattr(self, end)))
+            OPT_NUMBER(getattr(self, end), f"section.{end}")
+        if self.validity is not None:
+            json_object(_json(self.validity), "section.validity")
 
     def to_dict(self) -> SectionData:
         """The JSON form the report stores for this section (every key present)."""
-        return {"headline": [h.to_dict() for h in self.headline], "tables": [t.to_dict() for t in self.tables],
-                "figures": [f.to_dict() for f in self.figures], "examples": [e.to_dict() for e in self.examples],
-                "risk": self.risk, "point": self.point}
+        data: SectionData = {"headline": [h.to_dict() for h in self.headline],
+                             "tables": [t.to_dict() for t in self.tables],
+                             "figures": [f.to_dict() for f in self.figures],
+                             "examples": [e.to_dict() for e in self.examples], "risk": self.risk, "point": self.point}
+        if self.risk_low is not None or self.risk_high is not None:  # only estimates have them (issue 47)
+            data["risk_low"], data["risk_high"] = self.risk_low, self.risk_high
+        if self.validity is not None:
+            data["validity"] = _json(self.validity)
+        return data

@@ -322,13 +322,17 @@ def build_attack(
     min_confidence: float = 0.0,
     placement: Placement | None = None,
     user_labels: Any | None = None,
+    validity: Any | None = None,
+    accept_validity: float | None = None,
 ) -> Any:
     """An :class:`~textrobust.attack.attack.Attack` from ``spec`` against ``layer``.
     ``placement``: where the components that load a torch model (:data:`PLACED`: the
     validated synonyms, the fill-in, the language-model and similarity constraints) run
     (None: the CPU in float32). ``user_labels``: a user's labelled substitutions
     (:class:`~textrobust.validity.overrides.UserLabels`, ``--labelled``), given to the
-    validated synonyms when the recipe draws from them."""
+    validated synonyms when the recipe draws from them. ``validity`` and ``accept_validity``:
+    a flip less probably valid than that is not the end of the search (:class:`~textrobust.
+    attack.attack.Attack`)."""
     from textrobust.attack.attack import Attack
     from textrobust.attack.candidates import CANDIDATE_SOURCES
     from textrobust.attack.constraints import CONSTRAINTS, split_constraints
@@ -359,4 +363,6 @@ def build_attack(
         target=target,
         min_confidence=min_confidence,
         name=spec.name,
+        validity=validity,
+        accept_validity=accept_validity,
     )

@@ -11,6 +11,7 @@ the stored records and writes ``summary.json``, ``report.json`` and ``report.htm
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -558,6 +559,7 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
             "figures": section["figures"], "examples": section["examples"],
             "errors": [{"id": f.example_id, "error": f.error, "message": f.message} for f in result.failures[:50]],
             "risk": section.get("risk"), "point": section.get("point"),
+            **_estimate_keys(section),
             **_reviewed(name, result, data, out),
         })
     judged = _verdict_of(analyses)
@@ -578,6 +580,11 @@ def build_report(results: Mapping[str, AnalysisResult], victim: VictimSource, ca
     })
 
 
+def _estimate_keys(section: Mapping[str, Any]) -> dict[str, Any]:
+    """A section's risk interval and the findings it rests on, when it has them (issue 47)."""
+    return {key: section[key] for key in ("risk_low", "risk_high", "validity") if key in section}
+
+
 def _verdict_of(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The verdict of the report's sections, with the line on how much people reviewed."""
     from textrobust.audit.verdict import verdict
@@ -593,11 +600,20 @@ def _verdict_of(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _reviewed(name: str, result: AnalysisResult, data: Mapping[str, Any], out: Path) -> dict[str, Any]:
     """``{"reviewed": ...}``: the figures over the findings people confirmed in ``textrobust
     review`` (:mod:`textrobust.report.reviewed`), for an analysis with findings; else ``{}``."""
-    from textrobust.report.reviewed import findings, load_reviews, reviewed_figures
+    from textrobust.report.reviewed import findings, load_reviews, reviewed_figures, reviewed_validity
 
     found = findings(name, result.run_id, result.records, list(data.get("label_names") or []))
-    block = reviewed_figures(name, result.summary, found, load_reviews(out / "store.sqlite", [result.run_id]))
-    return {} if block is None else {"reviewed": block}
+    state = load_reviews(out / "store.sqlite", [result.run_id])
+    validity = result.section.validity
+    block = reviewed_figures(name, result.summary, found, state, validity)
+    if block is None:
+        return {}
+    reviewed, expected = reviewed_validity(validity, state)
+    if reviewed is None or math.isnan(expected.point):
+        return {"reviewed": block}
+    # the verdict follows the reviewed figure (issue 47): reviewed findings count 1 or 0
+    return {"reviewed": block, "validity": reviewed, "risk": expected.point, "risk_low": expected.low,
+            "risk_high": expected.high}
 
 
 def _settings_of(result: AnalysisResult) -> dict[str, Any]:

@@ -182,8 +182,9 @@ def check_resumable(out: str | os.PathLike[str], analyses: Sequence[str]) -> Non
 
 #: Settings added after runs were stored, with the value that those runs used before the
 #: setting existed: ``candidates`` (issue 28), the papers' own substitutes; PR's ``keep``
-#: (issue 40), no misclassified sample kept.
-LEGACY_SETTINGS: dict[str, Any] = {"candidates": "paper", "keep": 0}
+#: (issue 40), no misclassified sample kept; ``min_validity`` and ``accept_validity`` (issue 47), today's
+#: behaviour.
+LEGACY_SETTINGS: dict[str, Any] = {"candidates": "paper", "keep": 0, "min_validity": None, "accept_validity": None}
 
 
 def stored_options(out: str | os.PathLike[str], analysis: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -13,6 +13,19 @@ the meaning: ``benchmarks/results/validity.md``) keeps its point but does not se
 level; a point says so. So does a second-order section whose findings, read blind by LLM reader agents,
 were not natural enough or whose patch did not keep the sentiment often enough (issue 38).
 
+**The level follows the interval** (issue 47). A section whose findings carry probabilities
+of keeping the meaning reports its risk as the expected valid success rate with a 95%
+interval (``risk_low`` .. ``risk_high``, :mod:`textrobust.validity.estimate`; once findings
+are reviewed, the reviewed figure: confirmed findings count 1, rejected 0, the rest by their
+probability); a section without one has a point and no interval. The level is set only when
+the largest low end and the largest high end over the counted sections fall in the same
+band; otherwise the level is ``inconclusive``, and ``settle`` names the findings whose review
+would settle it (:func:`textrobust.validity.estimate.settling_reviews`: greedy, not the exact
+smallest set; it assumes each review agrees with the judge), which ``textrobust review``
+shows first. When even reviewing every finding could not settle it (the interval of the
+sampled examples alone spans two bands), ``settle`` is empty and a point says that more
+examples would.
+
 Each section's point that used the validated synonyms ends with what "robust" covers (the
 substitutes tried per content word, :func:`textrobust.attack.candidates.choice.coverage`);
 the front page says it once, as the verdict's first point, and drops it from the others
@@ -25,7 +38,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["GATED", "NEIGHBOURHOOD", "THRESHOLDS", "Gate", "verdict"]
+__all__ = ["GATED", "NEIGHBOURHOOD", "THRESHOLDS", "Gate", "interval_of", "verdict"]
 
 #: A section's settings -> (may it set the level, a sentence saying why).
 Gate = Callable[[Mapping[str, Any]], tuple[bool, str]]
@@ -43,6 +56,7 @@ _HEADLINES = {
     "fair": "Partly robust: a substantial share of its answers can be changed by word substitutions.",
     "poor": "Not robust: most of its answers can be changed by word substitutions.",
     "unknown": "No robustness analysis ran; only the figures below are known.",
+    "inconclusive": "Inconclusive: the evidence cannot yet decide between {low} and {high}.",
 }
 
 
@@ -58,6 +72,62 @@ NEIGHBOURHOOD = {"second-order": ("Not robust near its test data: for most test 
 
 def _level(worst: float) -> str:
     return next(name for bound, name in THRESHOLDS if worst < bound)
+
+
+def interval_of(section: Mapping[str, Any]) -> tuple[float, float, float]:
+    """A section's risk with its interval ``(point, low, high)``; ends equal to the point
+    when the section gives none."""
+    point = float(section["risk"])
+    low, high = section.get("risk_low"), section.get("risk_high")
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return point, point, point
+    return point, float(low), float(high)
+
+
+def _settle(counted: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    """The findings whose review would settle the level (None: no review can), from the
+    counted sections' ``validity`` blocks."""
+    from textrobust.validity.estimate import Estimate, settling_reviews, units_from_dicts
+
+    figures = {}
+    fixed: list[tuple[float, float]] = []
+    for i, s in enumerate(counted):
+        block = s.get("validity")
+        if isinstance(block, Mapping) and block.get("units") is not None and block.get("examples"):
+            figures[str(i)] = (units_from_dicts(block["units"]), int(block["examples"]))
+        else:
+            _, low, high = interval_of(s)
+            fixed.append((low, high))
+    if not figures:
+        return None
+
+    def settled(estimates: Mapping[str, Estimate]) -> bool:
+        lows = [e.low for e in estimates.values()] + [low for low, _ in fixed]
+        highs = [e.high for e in estimates.values()] + [high for _, high in fixed]
+        return _level(max(lows)) == _level(max(highs))
+
+    return settling_reviews(figures, settled)
+
+
+def _inconclusive(counted: Sequence[Mapping[str, Any]], points: list[str]) -> dict[str, Any]:
+    """The verdict when the counted sections' intervals span two bands."""
+    spans = [(interval_of(s), s) for s in counted]
+    low = max(lows for (_, lows, _), _ in spans)
+    (point, _, high), driver = max(spans, key=lambda pair: pair[0][2])
+    points.append(f"Level from the largest failure share's 95% interval (below 25% good, below 60% fair, else poor): "
+                  f"the low ends reach {low:.1%}, the high ends {high:.1%} ({driver.get('name', '?')}, point "
+                  f"{point:.1%}), which spans {_level(low)} and {_level(high)}.")
+    settle = _settle(counted)
+    if settle:
+        points.append(f"Reviewing {len(settle)} finding(s) would settle it if the readers agree with the judge "
+                      f"(`textrobust review` shows them first): {', '.join(settle[:12])}"
+                      + (f" and {len(settle) - 12} more" if len(settle) > 12 else "") + ". The list is greedy "
+                      "(findings whose review moves the interval most first), not proved smallest.")
+    else:
+        points.append("Reviews alone cannot settle it: even with every finding read as the judge expects, the "
+                      "interval of the examples attacked spans two bands; attack more examples (--n).")
+    headline = _HEADLINES["inconclusive"].format(low=_level(low), high=_level(high))
+    return {"level": "inconclusive", "headline": headline, "points": points, "settle": settle or []}
 
 
 def _names(sections: Sequence[Mapping[str, Any]]) -> str:
@@ -104,7 +174,8 @@ def _coverage_once(points: list[str]) -> list[str]:
 
 
 def verdict(sections: Sequence[Mapping[str, Any]], gates: Mapping[str, Gate] | None = None) -> dict[str, Any]:
-    """``{"level", "headline", "points"}`` from the sections' risks and points. ``gates``
+    """``{"level", "headline", "points"}`` (and ``settle`` when inconclusive) from the
+    sections' risks, their intervals and points. ``gates``
     (default: :data:`GATED`) say, per analysis name, whether a section with its settings may
     set the level, and why; one that may not keeps its point, plus the reason."""
     gates = _default_gates() if gates is None else gates
@@ -130,6 +201,9 @@ def verdict(sections: Sequence[Mapping[str, Any]], gates: Mapping[str, Gate] | N
             headline = (f"No analysis counted toward the level: {why}." if headline == _HEADLINES["unknown"]
                         else f"{headline} Also, {why}.")
         return {"level": "unknown", "headline": headline, "points": points}
+    counted = [s for _, s in risks]
+    if _level(max(interval_of(s)[1] for s in counted)) != _level(max(interval_of(s)[2] for s in counted)):
+        return _inconclusive(counted, points)
     worst, driver = max(risks, key=lambda pair: pair[0])
     level = _level(worst)
     points.append("Level from the largest failure share above: below 25% good, below 60% fair, else poor.")

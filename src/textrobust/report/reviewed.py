@@ -15,6 +15,10 @@ judgement (:mod:`textrobust.validity.reviews`); this module turns the judgements
   end), up to every unreviewed one being real (``success_rate_high``);
 - radius: the share of attacked examples falsified at ``r = 1`` by a confirmed adversarial
   example, with the same interval;
+- the expected valid success rate (issue 47; attack, radius, PR): each finding counts by its
+  probability of keeping the meaning, a confirmed one 1, a rejected one 0, with the 95%
+  interval of :mod:`textrobust.validity.estimate` (:func:`reviewed_validity`): its ``_low``
+  and ``_high`` are that interval, not the all-valid / none-valid bounds of the counts above;
 - PR: the share of scored examples *falsified* (a misclassified text of ``Omega_r`` is
   known) counting only the examples with a confirmed sample (``falsified_share``, the low
   end), up to every example whose kept samples are not all rejected
@@ -49,17 +53,21 @@ from textrobust.validity.reviews import Agreement, Finding, ReviewLog, Status, S
 from textrobust.text import Text
 
 __all__ = ["FIGURES", "ReviewState", "RunFindings", "findings", "load_reviews", "review_rule", "reviewed_figures",
-           "reviewed_keys", "reviewed_point", "run_findings"]
+           "reviewed_keys", "reviewed_point", "reviewed_validity", "run_findings", "settle_first"]
 
 #: Per analysis with findings: the automatic figures that get a reviewed twin
 #: (summary field, label, format).
 FIGURES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "attack": (("accuracy_under_attack", "accuracy under attack", "%"),
-               ("success_rate", "attack success rate", "%")),
-    "second-order": (("success_rate", "second-order success rate", "%"),),
-    "radius": (("falsified_r1", "falsified at r = 1 (one word flips it)", "%"),),
+               ("success_rate", "attack success rate", "%"),
+               ("expected_valid_success_rate", "expected valid success rate", "%")),
+    "second-order": (("success_rate", "second-order success rate", "%"),
+                     ("expected_valid_success_rate", "expected valid second-order success rate", "%")),
+    "radius": (("falsified_r1", "falsified at r = 1 (one word flips it)", "%"),
+               ("expected_valid_success_rate", "expected valid success rate at r = 1", "%")),
     # the label is the PR section's headline (textrobust.analyses.radius.analysis.FALSIFIED_LABEL)
-    "pr": (("falsified_share", "falsified (a misclassified text found in Omega_r)", "%"),),
+    "pr": (("falsified_share", "falsified (a misclassified text found in Omega_r)", "%"),
+           ("expected_valid_success_rate", "expected valid share misclassified", "%")),
 }
 _COUNTS = ("findings", "judged", "confirmed", "rejected", "disputed", "unreviewed", "reviewed_share",
            "agreement", "agreement_items", "kappa")
@@ -135,6 +143,7 @@ def _attack(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> li
              ("prediction", f"{_name(names, r.original_prediction)} -> {_name(names, r.perturbed_prediction)}"),
              ("probabilities before", _probabilities(names, r.original_probabilities)),
              ("probabilities after", _probabilities(names, r.perturbed_probabilities)),
+             _valid_line(r.extras.get("validity")),
              *_evidence(r.extras.get("evidence") or []))
     return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "first-order attack", r.original,
                     r.perturbed, _swaps(r.original, r.perturbed, "substitution"), lines)]
@@ -167,26 +176,38 @@ def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str])
              ("neighbour", _probabilities(names, r.vulnerable_probabilities)),
              ("neighbour with the patch", _probabilities(names, r.vulnerable_patched_probabilities)),
              ("prediction", f"{_name(names, _argmax(r.vulnerable_probabilities))} -> "
-                            f"{_name(names, _argmax(r.vulnerable_patched_probabilities))}"))
+                            f"{_name(names, _argmax(r.vulnerable_patched_probabilities))}"),
+             _valid_line(getattr(record, "validity", None)))
     return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "second-order finding",
                     r.original, r.vulnerable, swaps, lines, patched)]
 
 
+def _valid_line(validity: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The review page's line with a finding's probability of keeping the meaning (issue 47)."""
+    from textrobust.analyses.validity_figures import finding_note
+
+    if not validity or validity.get("probability") is None:
+        return ("probability it keeps the meaning", "n/a (not judged: the validated source's judge could not load)")
+    return ("probability it keeps the meaning", finding_note(validity).removeprefix("P(valid) ")
+            + " (the judge's calibrated probability; swaps independent)")
+
+
+def _kept_validity(record: Any, k: int) -> Mapping[str, Any] | None:
+    """The probability of the ``k``-th kept PR sample of ``record`` (from 1), or None."""
+    kept = getattr(record, "validity", None) or ()
+    return kept[k - 1] if k - 1 < len(kept) else None
+
+
 def _radius(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[Finding]:
+    from textrobust.analyses.radius.analysis import smallest_adversarial
+
     r = record.result
-    if not r.attacked:
+    smallest = smallest_adversarial(r)
+    if smallest is None:
         return []
-    found: list[tuple[int, str, Text]] = []
-    for method, outcome in (r.methods or {}).items():
-        if outcome.success and outcome.perturbed is not None:
-            found.append((r.text.l0(outcome.perturbed), method, outcome.perturbed))
-    for proof in (r.prover.proofs if r.prover is not None else ()):
-        if proof.adversarial is not None:
-            found.append((r.text.l0(proof.adversarial), "prover", proof.adversarial))
-    if not found:
-        return []
-    l0, method, text = min(found, key=lambda item: (item[0], item[1]))
-    lines = (("label", _name(names, r.label)), ("found by", method), ("words changed", str(l0)))
+    l0, method, text = smallest
+    lines = (("label", _name(names, r.label)), ("found by", method), ("words changed", str(l0)),
+             _valid_line(getattr(record, "validity", None)))
     return [Finding(f"{analysis}/{r.example_id}", analysis, run_id, r.example_id, "radius adversarial example",
                     r.text, text, _swaps(r.text, text, "substitution"), lines)]
 
@@ -214,7 +235,8 @@ def _pr(analysis: str, run_id: str, record: Any, names: Sequence[str]) -> list[F
                  ("sample", f"misclassified sample {k} of the {len(e.samples)} kept: text {sample.draw + 1:,} of "
                             f"{e.evaluated:,} {how}, {wrong:,} of them misclassified"),
                  ("PR of the example", f"{e.pr:.3f}" + ("" if e.exact else f" (interval {e.low:.3f} .. {e.high:.3f})")
-                  + f", r = {e.radius} word(s)"))
+                  + f", r = {e.radius} word(s)"),
+                 _valid_line(_kept_validity(record, k)))
         swaps = tuple(Swap(s.position, s.word, s.substitute, "substitution") for s in sample.swaps)
         out.append(Finding(f"{analysis}/{r.example_id}/{k}", analysis, run_id, r.example_id, "PR misclassified sample",
                            r.text, sample.text(r.text), swaps, lines, among=wrong))
@@ -252,11 +274,29 @@ def _share(count: int, total: int) -> float:
     return count / total if total else math.nan
 
 
-def reviewed_figures(analysis: str, summary: Any, found: Sequence[Finding], state: ReviewState) -> dict[str, Any] | None:
+def reviewed_validity(validity: Mapping[str, Any] | None, state: ReviewState) -> tuple[dict[str, Any] | None, Any]:
+    """A section's ``validity`` block with each reviewed finding's outcome (confirmed 1,
+    rejected 0, disputed and unreviewed open) and the reviewed expected valid rate
+    (:class:`~textrobust.validity.estimate.Estimate`, NaN without a block)."""
+    from dataclasses import replace as with_outcome
+
+    from textrobust.validity.estimate import Estimate, estimate, units_from_dicts
+
+    if not validity or not validity.get("examples"):
+        return None, Estimate(math.nan, math.nan, math.nan)
+    outcome = {Status.CONFIRMED: 1.0, Status.REJECTED: 0.0}
+    units = [with_outcome(u, outcome=outcome.get(state.of(u.item))) for u in units_from_dicts(validity["units"])]
+    block = {**validity, "units": [u.to_dict() for u in units]}
+    return block, estimate(units, int(validity["examples"]))
+
+
+def reviewed_figures(analysis: str, summary: Any, found: Sequence[Finding], state: ReviewState,
+                     validity: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The reviewed block of one analysis (None for an analysis without findings): the
     counts, the reviewers' agreement, and each figure of :data:`FIGURES` as the
     confirmed-only value with its interval (``_low`` .. ``_high``); PR's by example
-    (:func:`_pr_figures`)."""
+    (:func:`_pr_figures`); the expected valid success rate from the section's ``validity``
+    block (:func:`reviewed_validity`; n/a without one)."""
     if analysis not in FIGURES:
         return None
     items = [f.item for f in found]
@@ -290,6 +330,8 @@ def reviewed_figures(analysis: str, summary: Any, found: Sequence[Finding], stat
                              _share(sure + maybe, summary.attacked)))
     else:
         out.update(_pr_figures(summary, found, state))
+    _, expected = reviewed_validity(validity, state)
+    out.update(expected.fields("expected_valid_success_rate"))
     return out
 
 
@@ -378,4 +420,25 @@ def run_findings(folder: str | Path) -> RunFindings:
             records, _ = read_records(ANALYSES.get(name)(config["settings"]), run)
             found += findings(name, run.run_id, records, names)
             run_ids.append(run.run_id)
-    return RunFindings(found, run_ids, names, data_name)
+    return RunFindings(settle_first(found, _settle_items(Path(folder))), run_ids, names, data_name)
+
+
+def _settle_items(folder: Path) -> list[str]:
+    """The findings an inconclusive verdict names (``summary.json``'s ``verdict.settle``;
+    none when the file or the list is absent)."""
+    import json
+
+    try:
+        verdict = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("verdict") or {}
+    except (OSError, ValueError, AttributeError):
+        return []
+    settle = verdict.get("settle") if isinstance(verdict, Mapping) else None
+    return [str(item) for item in settle] if isinstance(settle, list) else []
+
+
+def settle_first(found: Sequence[Finding], settle: Sequence[str]) -> list[Finding]:
+    """``found`` with the findings whose review would settle the verdict first, in the
+    verdict's order (issue 47), the others after them as they were."""
+    rank = {item: i for i, item in enumerate(settle)}
+    first = sorted((f for f in found if f.item in rank), key=lambda f: rank[f.item])
+    return first + [f for f in found if f.item not in rank]

@@ -18,7 +18,9 @@ rejected, so a misspelt key fails loudly instead of vanishing from the page)::
                          length_limit: {max_words: int, policy: str, truncated: int,
                                         rejected: int} | None,
                          skipped_rows: {count: int, shown: [str]} | None}
-    verdict             {level: "good" | "fair" | "poor" | "unknown", headline: str, points: [str]}
+    verdict             {level: "good" | "fair" | "poor" | "inconclusive" | "unknown", headline: str,
+                         points: [str], settle: [str] | None (when inconclusive: the findings
+                         whose review would settle it, textrobust.audit.verdict)}
     run                 {seconds: float, queries: int, executor: str, workers: int, store: str,
                          resumed: bool, seed: int | None, gpus_per_worker: float (only
                          with --gpus-per-worker)}
@@ -39,6 +41,11 @@ rejected, so a misspelt key fails loudly instead of vanishing from the page)::
                             changed: [int], note: str | None}],
                 errors: [{id: str, error: str, message: str}],
                 risk: float | None, point: str | None,
+                risk_low: float | None, risk_high: float | None (the risk's 95% interval
+                          when it is an expected valid rate, issue 47),
+                validity: {figure: str, examples: int, units: [{item, example,
+                          probability, draws, weight, outcome}]} | None (the findings the
+                          risk's interval rests on; textrobust.validity.estimate),
                 reviewed: {str: JSON} | None (the figures over the findings people
                           confirmed in ``textrobust review``: textrobust.report.reviewed)}
 
@@ -91,7 +98,7 @@ __all__ = [
     "validate_report",
 ]
 
-LEVELS = ("good", "fair", "poor", "unknown")
+LEVELS = ("good", "fair", "poor", "inconclusive", "unknown")
 
 
 # ---- the declaration, as TypedDicts (for readers and type checkers) -----------------------------
@@ -124,9 +131,10 @@ class DataInfo(TypedDict):
 
 
 class Verdict(TypedDict):
-    level: Literal["good", "fair", "poor", "unknown"]
+    level: Literal["good", "fair", "poor", "inconclusive", "unknown"]
     headline: str
     points: list[str]
+    settle: NotRequired[list[str] | None]
 
 
 class RunInfo(TypedDict):
@@ -172,6 +180,9 @@ class AnalysisSection(TypedDict):
     errors: list[ErrorRow]
     risk: NotRequired[float | None]
     point: NotRequired[str | None]
+    risk_low: NotRequired[float | None]
+    risk_high: NotRequired[float | None]
+    validity: NotRequired[dict[str, Any] | None]
     reviewed: NotRequired[dict[str, Any] | None]
 
 
@@ -214,7 +225,8 @@ _REPORT = object_of({
                       {"length_limit": optional(object_of({"max_words": COUNT, "policy": STR, "truncated": COUNT,
                                                            "rejected": COUNT})),
                        "skipped_rows": optional(object_of({"count": COUNT, "shown": list_of(STR)}))}),
-    "verdict": object_of({"level": choice(LEVELS), "headline": STR, "points": list_of(STR)}),
+    "verdict": object_of({"level": choice(LEVELS), "headline": STR, "points": list_of(STR)},
+                         {"settle": optional(list_of(STR))}),
     "run": object_of({"seconds": NUMBER, "queries": COUNT, "executor": STR, "workers": COUNT,
                       "store": STR, "resumed": BOOL}, {"seed": OPT_INT, "gpus_per_worker": OPT_NUMBER}),
     "analyses": list_of(_ANALYSIS),

@@ -4,6 +4,13 @@ Each example is attacked, optionally scored for quality (perplexity before and a
 under the causal LM, sentence similarity of original and adversarial text); the
 orchestrator stores each record the moment it is done. The summary is computed from the
 stored records with the pure functions of :mod:`textrobust.attack.metrics`.
+
+Each flip carries its probability of keeping the meaning (issue 47; ``extras["validity"]``,
+:mod:`textrobust.attack.candidates.swap_validity`: the validated source's calibrated judge,
+after the fact for ``--candidates paper``), and the summary its expected valid success rate
+with a 95% interval (:mod:`textrobust.analyses.validity_figures`), which the verdict reads.
+``min_validity`` widens the validated source to less probably valid substitutes and
+``accept_validity`` keeps the search going past a probably invalid flip.
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ from pydantic import Field
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Settings, Summary, WorkerContext, counts
 from textrobust.attack import metrics
-from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
+from textrobust.attack.candidates.choice import (
+    ACCEPT_VALIDITY_HELP,
+    CANDIDATES_HELP,
+    MIN_VALIDITY_HELP,
+    CandidateChoice,
+    validated_settings,
+)
 from textrobust.attack.results import AttackResult, Status
 from textrobust.data.examples import Example
 from textrobust.devices import Placement
@@ -77,13 +90,18 @@ class AttackSettings(Settings):
     budget: int | None = Field(default=None, ge=1, description="Query budget per example (default: none).")
     quality: bool = Field(default=True, description="Perplexity (Gemma) and similarity (MiniLM) of each success.")
     candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
+    min_validity: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_VALIDITY_HELP)
+    accept_validity: float | None = Field(default=None, gt=0.0, le=1.0, description=ACCEPT_VALIDITY_HELP)
 
 
-def recipe_spec(name: str, seed: int, candidates: str) -> Any:
+def recipe_spec(name: str, seed: int, candidates: str, min_validity: float | None = None) -> Any:
     """The recipe ``name`` with its seed, drawing from the validated synonyms unless
-    ``candidates`` is "paper"."""
+    ``candidates`` is "paper"; with ``min_validity``, their judge's threshold is the raw score
+    whose calibrated probability is ``min_validity``."""
     spec = _recipe(name, seed)
-    return spec if candidates == "paper" else spec.with_source("validated")
+    if candidates == "paper":
+        return spec
+    return spec.with_source("validated", **validated_settings(min_validity))
 
 
 def substitution_evidence(source: Any, result: AttackResult) -> list[dict[str, Any]]:
@@ -129,6 +147,22 @@ class AttackSummary(Summary):
     median_perplexity_after: float
     similarity: float
     seconds_per_example: float
+    expected_valid_success_rate: float = math.nan
+    expected_valid_success_rate_low: float = math.nan
+    expected_valid_success_rate_high: float = math.nan
+
+
+def attack_units(records: Sequence[AttackRecord], analysis: str = "attack") -> list[Any]:
+    """One :class:`~textrobust.validity.estimate.Unit` per flip (None for a flip without a
+    probability), item ``ANALYSIS/EXAMPLE_ID`` as on the review page."""
+    from textrobust.analyses.validity_figures import unit
+
+    return [unit(f"{analysis}/{r.result.example_id}", r.result.example_id, r.result.extras.get("validity"))
+            for r in records if r.result.status is Status.SUCCEEDED]
+
+
+def _attacked(records: Sequence[AttackRecord]) -> int:
+    return sum(1 for r in records if r.result.status in (Status.SUCCEEDED, Status.FAILED))
 
 
 def _recipe(name: str, seed: int) -> Any:
@@ -159,16 +193,35 @@ class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
             raise ConfigError(f"Unknown recipe '{self.settings.recipe}'. Known: {', '.join(RECIPES.names())}.")
 
     def describe(self) -> dict[str, Any]:
-        spec = recipe_spec(self.settings.recipe, 0, self.settings.candidates)
+        spec = recipe_spec(self.settings.recipe, 0, self.settings.candidates, self.settings.min_validity)
         return {**super().describe(), "recipe": spec.describe()}
 
     def worker(self, context: WorkerContext) -> Callable[[Any], AttackRecord]:
         from textrobust.attack.recipes import build_attack
 
-        spec = recipe_spec(self.settings.recipe, context.seed, self.settings.candidates)
-        attack = build_attack(spec, context.layer, budget=self.settings.budget, placement=context.placement,
-                              user_labels=context.user_labels)
-        quality = QualityScorer.default(placement=context.placement) if self.settings.quality else None
+        from textrobust.attack.candidates import swap_validity
+        from textrobust.attack.candidates.swap_validity import FindingValidity, judge_finding
+
+        s = self.settings
+        spec = recipe_spec(s.recipe, context.seed, s.candidates, s.min_validity)
+        judge = swap_validity.validity_judge(None, context.placement)
+        judged: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, Any] | None] = {}
+
+        def validity(original: Any, changed: Any) -> dict[str, Any] | None:
+            key = (tuple(original.words), tuple(changed.words))
+            if key not in judged:
+                judged[key] = judge_finding(judge, original, changed)
+            return judged[key]
+
+        def weighed(original: Any, changed: Any) -> FindingValidity | None:
+            found = validity(original, changed)
+            return None if found is None else FindingValidity.from_dict(found)
+
+        attack = build_attack(spec, context.layer, budget=s.budget, placement=context.placement,
+                              user_labels=context.user_labels,
+                              validity=weighed if s.accept_validity is not None and judge is not None else None,
+                              accept_validity=s.accept_validity if judge is not None else None)
+        quality = QualityScorer.default(placement=context.placement) if s.quality else None
 
         def analyse(example: Example) -> AttackRecord:
             result = attack.attack(example)
@@ -177,20 +230,30 @@ class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
             evidence = substitution_evidence(attack.source, result)
             if evidence:
                 result = replace(result, extras={**result.extras, "evidence": evidence})
+            if result.status is Status.SUCCEEDED and result.perturbed is not None:
+                found = validity(result.original, result.perturbed)
+                if found is not None:
+                    result = replace(result, extras={**result.extras, "validity": found})
             return AttackRecord(example.id, result.status.value, result.queries, result.seconds, result,
                                 result.budget_exhausted)
 
         return analyse
 
     def summarise(self, records: Sequence[AttackRecord], failures: Sequence[Failure]) -> AttackSummary:
+        from textrobust.analyses.validity_figures import expected_fields
+
         results = [r.result for r in records]
         values: dict[str, Any] = dict(metrics.summary(results))  # one value per AttackSummary field
+        values.update(expected_fields(attack_units(records), _attacked(records)))
         return AttackSummary(**counts(records, failures), **values)
 
     def section(self, summary: AttackSummary, records: Sequence[AttackRecord], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> Section:
-        return attack_section(summary, [r.result for r in records], label_names, self.settings.recipe,
-                              self.settings.candidates)
+        from textrobust.analyses.validity_figures import validity_block
+
+        section = attack_section(summary, [r.result for r in records], label_names, self.settings.recipe,
+                                 self.settings.candidates)
+        return replace(section, validity=validity_block(self.name, attack_units(records), _attacked(records)))
 
 
 def candidates_note(candidates: str, recipe: str) -> str:
@@ -213,6 +276,7 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
                    recipe: str, candidates: str = "paper") -> Section:
     """The report section of a first-order attack."""
     from textrobust.analyses.sections import example_row, headline, outcome_figures, table
+    from textrobust.analyses.validity_figures import EXPECTED, LABEL, finding_note, headline_note
 
     exhausted = (f"; an upper bound: {s.budget_exhausted} example(s) ran out of query budget and count as "
                  "robust") if s.budget_exhausted else ""
@@ -222,6 +286,9 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
                       "share still classified right after the attack" + exhausted),
              headline("attack success rate", s.success_rate, "%",
                       "share of the correctly classified examples the attack flipped (succeeded / attacked)"),
+             headline(LABEL, s.expected_valid_success_rate, "%", headline_note(
+                 {k: getattr(s, k) for k in (EXPECTED, f"{EXPECTED}_low", f"{EXPECTED}_high")},
+                 s.succeeded + s.failed, "the flips")),
              headline("words perturbed", s.words_perturbed, "%",
                       "share of the words the attack changed, mean over its successes"),
              headline("queries per example", s.queries_per_example, "float",
@@ -243,10 +310,15 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
         l0_title="Words changed per successful attack", l0_chart_title="words changed (l0)") if results else []
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.original, r.perturbed,
                             r.original_prediction, r.perturbed_prediction,
-                            None if math.isnan(r.extras.get("similarity", math.nan) or math.nan)
-                            else f"similarity {r.extras['similarity']:.2f}")
+                            "; ".join([finding_note(r.extras.get("validity"))] + (
+                                [] if math.isnan(r.extras.get("similarity", math.nan) or math.nan)
+                                else [f"similarity {r.extras['similarity']:.2f}"])))
                 for r in results if r.status is Status.SUCCEEDED][:12]
-    risk = s.success_rate if not math.isnan(s.success_rate) else None
+    # the level follows the expected valid success rate and its interval where the flips
+    # carry probabilities (issue 47), else the share flipped
+    expected = s.expected_valid_success_rate
+    estimated = not math.isnan(expected)
+    risk = expected if estimated else (s.success_rate if not math.isnan(s.success_rate) else None)
     if candidates == "validated":
         from textrobust.attack.candidates.choice import coverage
         from textrobust.attack.candidates.validated import MEASURED
@@ -260,17 +332,33 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
             "; most of the paper's substitutes change the meaning, so this overstates brittleness.")
     point = None if risk is None else (
         f"{recipe} ({source}): {s.succeeded} of {s.succeeded + s.failed} attacked examples were flipped "
-        f"(accuracy {s.original_accuracy:.1%} -> {s.accuracy_under_attack:.1%} under attack){caveat}")
+        f"(accuracy {s.original_accuracy:.1%} -> {s.accuracy_under_attack:.1%} under attack)"
+        + (f"; weighted by each flip's probability of keeping the meaning, the expected valid success rate is "
+           f"{expected:.1%} (95% interval {s.expected_valid_success_rate_low:.1%} .. "
+           f"{s.expected_valid_success_rate_high:.1%})" if estimated else "") + caveat)
     evidence_rows = [[r.example_id, e["word"], e["substitute"], "+".join(e["routes"]) or "-", e["cosine"],
-                      e["causal_lm"], e["sense_rank"], "kept" if e["kept"] else e["reason"]]
+                      e["causal_lm"], e["sense_rank"], _swap_probability(r.extras.get("validity"), e["position"]),
+                      "kept" if e["kept"] else e["reason"]]
                      for r in results for e in r.extras.get("evidence", [])][:40]
     tables = [table("outcomes and cost", ["metric", "value"], rows, note=candidates_note(candidates, recipe))]
     if evidence_rows:
         tables.append(table(
             "substitutions and their evidence", ["example", "word", "substitute", "proposed by", "cosine",
-                                                 "causal LM change", "WordNet sense", "verdict"], evidence_rows,
+                                                 "causal LM change", "WordNet sense", "P(valid)", "verdict"],
+            evidence_rows,
             note="proposed by: WordNet and/or the counter-fitted vectors; cosine: counter-fitted cosine of the two "
                  "words; causal LM change: log-probability change of the sentence under Gemma (nats, 0 = as "
-                 "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); verdict: "
-                 "the validated source's checks on this word in the original sentence."))
-    return Section(heads, tables, figures, examples, risk=risk, point=point)
+                 "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); P(valid): "
+                 "the judge's calibrated probability that the substitution keeps the meaning; verdict: the "
+                 "validated source's checks on this word in the original sentence."))
+    return Section(heads, tables, figures, examples, risk=risk, point=point,
+                   risk_low=s.expected_valid_success_rate_low if estimated else None,
+                   risk_high=s.expected_valid_success_rate_high if estimated else None)
+
+
+def _swap_probability(validity: Any, position: int) -> float | None:
+    """The calibrated probability of the swap at ``position`` of a flip (None: not judged)."""
+    for swap in (validity or {}).get("swaps") or ():
+        if swap.get("position") == position:
+            return float(swap["probability"])
+    return None

@@ -54,6 +54,25 @@ def build_attribution(layer: Any, settings: AttributionSettings) -> Any:
     return attribution_for(layer, settings.attribution)
 
 
+def tef_units(records: Sequence[AttributionRecord], top: float) -> tuple[list[Any], int]:
+    """TEF's moved explanations at ``top`` (the largest rho_max; prediction kept, PCC < 0.5),
+    one unit each (item ``attribution/EXAMPLE_ID``; None when not weighed), and the examples
+    TEF ran on at ``top``."""
+    import numpy as np
+
+    from textrobust.analyses.validity_figures import unit
+
+    units, ran = [], 0
+    for record in records:
+        run = next((r for r in record.runs if r.attack == "tef" and r.rho_max == top), None)
+        if run is None:
+            continue
+        ran += 1
+        if run.prediction_kept and np.isfinite(run.pcc) and run.pcc < 0.5:
+            units.append(unit(f"attribution/{record.example_id}", record.example_id, record.tef_validity))
+    return units, ran
+
+
 def candidate_sources(settings: AttributionSettings, placement: Placement | None = None,
                       user_labels: Any | None = None) -> dict[str, Any]:
     """Per attack, its candidate source: TEA the fill-in's whole words; TEF the validated
@@ -81,7 +100,8 @@ def candidate_sources(settings: AttributionSettings, placement: Placement | None
     if "tef" in settings.attacks and settings.candidates == "validated":
         from textrobust.attack.candidates.choice import validated_source
 
-        out["tef"] = validated_source(settings.per_word, placement=placement, user_labels=user_labels)
+        out["tef"] = validated_source(settings.per_word, placement=placement, user_labels=user_labels,
+                                      min_validity=settings.min_validity)
     return {name: out[name] for name in settings.attacks}
 
 
@@ -95,15 +115,20 @@ class AttributionAnalysis(Analysis[AttributionSettings, AttributionRecord, Attri
     record_type = AttributionRecord
 
     def worker(self, context: WorkerContext) -> Callable[[Any], AttributionRecord]:
+        from textrobust.attack.candidates import swap_validity
+
+        judge = swap_validity.validity_judge(None, context.placement) if "tef" in self.settings.attacks else None
         return self.worker_with(context.layer, candidate_sources(self.settings, context.placement, context.user_labels),
                                 TextDistances.default(
             semantic=self.settings.semantic, perplexity=self.settings.perplexity, grammar=self.settings.grammar,
-            placement=context.placement))
+            placement=context.placement), judge=judge)
 
     def worker_with(self, layer: Any, sources: dict[str, Any], distances: TextDistances,
-                    stop_words: Any = None) -> Callable[[Example], AttributionRecord]:
+                    stop_words: Any = None, judge: Any = None) -> Callable[[Example], AttributionRecord]:
         """``analyse(example)`` with the given candidate sources (one per attack) and text
-        scorers (tests pass small ones)."""
+        scorers (tests pass small ones); ``judge``: weighs TEF's text at the largest rho_max
+        (:func:`~textrobust.attack.candidates.swap_validity.judge_finding`; None: not weighed)."""
+        from textrobust.attack.candidates.swap_validity import judge_finding
         from textrobust.attack.constraints.stop_words import StopWords
         from textrobust.attack.goals_attribution import AttributionGoal
         from textrobust.attack.problem import Problem
@@ -166,7 +191,9 @@ class AttributionAnalysis(Analysis[AttributionSettings, AttributionRecord, Attri
                 label=int(example.label), prediction=prediction, method=method.method.value, original=text,
                 original_attribution=tuple(float(v) for v in goal.reference),
                 original_perplexity=first.perplexity[0], original_grammar_errors=first.grammar_errors[0],
-                runs=tuple(runs), budget_exhausted=exhausted)
+                runs=tuple(runs), budget_exhausted=exhausted,
+                tef_validity=next((judge_finding(judge, text, run.perturbed) for run in runs
+                                   if run.attack == "tef" and run.rho_max == s.rhos[-1]), None))
 
         return analyse
 
@@ -194,6 +221,8 @@ def summarise_records(settings: AttributionSettings, records: Sequence[Attributi
                       failures: Sequence[Failure]) -> AttributionSummary:
     """The pure summary: curves per (attack, rho_max), AUC_k, relative increase."""
     import numpy as np
+
+    from textrobust.analyses.validity_figures import expected_fields
 
     points: list[CurvePoint] = []
     for attack in settings.attacks:
@@ -236,7 +265,9 @@ def summarise_records(settings: AttributionSettings, records: Sequence[Attributi
     first, top = settings.attacks[0], settings.rhos[-1]
     finals = [run for r in records for run in r.runs if run.attack == first and run.rho_max == top]
     moved = [run for run in finals if run.prediction_kept and np.isfinite(run.pcc) and run.pcc < 0.5]
+    tef, tef_runs = tef_units(records, settings.rhos[-1]) if "tef" in settings.attacks else ([], 0)
     return AttributionSummary(
+        **expected_fields(tef, tef_runs),
         **counts(records, failures),
         attribution=records[0].method if records else settings.attribution, distance=settings.distance.value,
         points=tuple(points), aucs=tuple(aucs), relative_increase_semantic=inc_sem,

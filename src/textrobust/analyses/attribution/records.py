@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textrobust.analyses.protocol import Record, Summary
 from textrobust.text import Text
@@ -56,6 +57,9 @@ class AttributionRecord(Record):
     original_grammar_errors: float | None
     runs: tuple[AttackRun, ...]
     budget_exhausted: bool = False
+    #: the probability that TEF's text at the largest rho_max keeps the meaning (issue 47;
+    #: None: no TEF run, no word changed, or no judge)
+    tef_validity: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -110,3 +114,8 @@ class AttributionSummary(Summary):
     prediction_changed: int
     seconds_per_example: float
     moved_share: float  # examples whose explanation the first attack moved to PCC < 0.5 (largest rho)
+    #: TEF's explanations moved (largest rho_max, prediction kept, PCC < 0.5), each weighted by
+    #: the probability that its substitutions keep the meaning, over the examples TEF ran on
+    expected_valid_success_rate: float = float("nan")
+    expected_valid_success_rate_low: float = float("nan")
+    expected_valid_success_rate_high: float = float("nan")

@@ -90,6 +90,13 @@ def attribution_section(s: AttributionSummary, records: Sequence[AttributionReco
                               "of k_PP and AUC_k(PP)"))
     heads.append(headline("explanations moved (PCC < 0.5)", s.moved_share, "%",
                           f"{attacks[0].upper()} at the largest rho_max, prediction kept"))
+    if "tef" in attacks:
+        from textrobust.analyses.validity_figures import EXPECTED, headline_note
+
+        heads.append(headline("TEF explanations moved, expected valid", s.expected_valid_success_rate, "%",
+                              headline_note({k: getattr(s, k) for k in (EXPECTED, f"{EXPECTED}_low",
+                                                                        f"{EXPECTED}_high")},
+                                            len(records), "TEF's moved explanations at the largest rho_max")))
     heads.append(headline("predictions changed", s.prediction_changed, "int", "must be 0 (Eq. 3)"))
     rows = [[p.attack, p.rho_max, p.rho, p.runs, p.pcc_mean, p.pcc_std, p.similarity_mean,
              p.relative_perplexity_mean, p.grammar_increase_mean, p.k_semantic_mean, p.k_semantic_std,

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from textrobust.analyses.protocol import Settings
-from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, MIN_VALIDITY_HELP, CandidateChoice
 from textrobust.attribution import ATTRIBUTIONS, AttributionDistance
 from textrobust.fill_in.registry import DEFAULT_FILL_IN
 
@@ -46,6 +46,7 @@ class AttributionSettings(Settings):
     per_word: int = Field(default=15, ge=1, le=200, description="Candidates per word, |C| (the paper: 15).")
     candidates: CandidateChoice = Field(default="validated", description="TEF's substitutes: " + CANDIDATES_HELP
                                         + "; the paper's are the counter-fitted neighbours")
+    min_validity: float | None = Field(default=None, ge=0.0, le=1.0, description="TEF: " + MIN_VALIDITY_HELP)
     content_candidates: bool = Field(default=True, description="Drop stop-word candidates (our fill-in "
                                      "over-proposes them; the paper keeps its MLM's top 15).")
     fill_in: str = Field(default=DEFAULT_FILL_IN, description="TEA's fill-in: minilm_gemma (default), "

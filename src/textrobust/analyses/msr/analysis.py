@@ -49,7 +49,7 @@ from pydantic import Field
 
 from textrobust.analyses.msr.records import MsrRecord, MsrSummary, PositionRow, SetBound, SizeRow, WordBound
 from textrobust.analyses.protocol import Analysis, Failure, Settings, WorkerContext, counts
-from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, MIN_VALIDITY_HELP, CandidateChoice
 from textrobust.attack.goals import UntargetedClassification
 from textrobust.attack.problem import Problem
 from textrobust.attack.searches.mcts import MCTSResult, MCTSSearch
@@ -111,6 +111,7 @@ class MsrSettings(Settings):
                              "frequent GloVe words that form the space.")
     candidates: CandidateChoice = Field(default="validated", description="MCTS's substitutes: " + CANDIDATES_HELP
                                         + "; the paper's are the n nearest words in the victim's embedding")
+    min_validity: float | None = Field(default=None, ge=0.0, le=1.0, description="MCTS: " + MIN_VALIDITY_HELP)
 
 
 def zoo_model(victim: Victim) -> tuple[Any, str]:
@@ -179,7 +180,8 @@ class MsrAnalysis(Analysis[MsrSettings, MsrRecord, MsrSummary]):
             from textrobust.attack.candidates.choice import validated_source
 
             source = SpaceSynonyms(space, validated_source(placement=context.placement,
-                                                           user_labels=context.user_labels))
+                                                           user_labels=context.user_labels,
+                                                           min_validity=s.min_validity))
         constraints: tuple[Any, ...] = ()
         if s.pos_filter:
             from textrobust.attack.constraints.part_of_speech import PartOfSpeech

@@ -23,8 +23,8 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textrobust.analyses.protocol import Analysis, Failure, Record, Summary, WorkerContext, counts
@@ -56,6 +56,7 @@ from textrobust.analyses.radius.pr import hoeffding_samples
 from textrobust.analyses.radius.settings import PRMetricSettings, RadiusBoundsSettings
 from textrobust.attack.searches.exhaustive import Verdict
 from textrobust.sections import Section
+from textrobust.text import Text
 from textrobust.validity.overrides import UserLabels
 from textrobust.victims.protocol import BatchedVictim, Victim
 
@@ -98,7 +99,15 @@ def _labelled(settings: RadiusBoundsSettings | PRMetricSettings, source: Candida
     from textrobust.attack.candidates.choice import validated_source
 
     return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words, placement=placement,
-                            user_labels=user_labels)
+                            user_labels=user_labels, min_validity=settings.min_validity)
+
+
+def _judge(context: WorkerContext) -> tuple[Any, Callable[..., dict[str, Any] | None]]:
+    """The judge of a worker's findings (:func:`~textrobust.attack.candidates.swap_validity.
+    validity_judge`; None when it cannot load) and the function that judges one."""
+    from textrobust.attack.candidates import swap_validity
+
+    return swap_validity.validity_judge(None, context.placement), swap_validity.judge_finding
 
 
 #: The paper's own S(X, p), as built here (``--candidates paper``).
@@ -113,6 +122,9 @@ class RadiusRecord(Record):
 
     result: RadiusResult
     budget_exhausted: bool = False
+    #: the probability that its smallest adversarial example keeps the meaning (issue 47;
+    #: :func:`~textrobust.attack.candidates.swap_validity.finding_validity` as a dict)
+    validity: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +146,60 @@ class RadiusSummary(Summary):
     bounds: BoundsSummary | None
     curves: YieldCurves
     throughput: Throughput | None
+    expected_valid_success_rate: float = math.nan
+    expected_valid_success_rate_low: float = math.nan
+    expected_valid_success_rate_high: float = math.nan
+
+
+def smallest_adversarial(r: RadiusResult) -> tuple[int, str, Text] | None:
+    """The smallest known adversarial example of ``r`` (fewest words, then by method name)
+    and who found it: the finding its upper bound and ``falsified_r1`` rest on; None when
+    none is known or the example was not attacked."""
+    if not r.attacked:
+        return None
+    found: list[tuple[int, str, Text]] = []
+    for method, outcome in (r.methods or {}).items():
+        if outcome.success and outcome.perturbed is not None:
+            found.append((r.text.l0(outcome.perturbed), method, outcome.perturbed))
+    for proof in (r.prover.proofs if r.prover is not None else ()):
+        if proof.adversarial is not None:
+            found.append((r.text.l0(proof.adversarial), "prover", proof.adversarial))
+    return min(found, key=lambda item: (item[0], item[1])) if found else None
+
+
+def radius_units(records: Sequence[RadiusRecord]) -> list[Any]:
+    """One unit per example falsified at ``r = 1`` (its one-word adversarial example; None
+    when it carries no probability), item ``radius/EXAMPLE_ID``."""
+    from textrobust.analyses.validity_figures import unit
+
+    out = []
+    for record in records:
+        smallest = smallest_adversarial(record.result)
+        if smallest is not None and smallest[0] <= 1:
+            out.append(unit(f"radius/{record.result.example_id}", record.result.example_id, record.validity))
+    return out
+
+
+def pr_units(records: Sequence[PRRecord]) -> list[Any]:
+    """One unit per kept misclassified sample (item ``pr/EXAMPLE_ID/K``), weighted by its
+    example's misclassified share of ``Omega_r``; a falsified example with no sample kept
+    (or a sample without a probability) gives None."""
+    from textrobust.analyses.validity_figures import unit
+
+    out: list[Any] = []
+    for record in records:
+        r, e = record.result, record.result.estimate
+        if r.skipped or e is None or not r.falsified:
+            continue
+        if not e.samples:
+            out.append(None)
+            continue
+        share = (e.evaluated - e.robust) / e.evaluated
+        for k, _ in enumerate(e.samples, 1):
+            kept = record.validity or ()
+            validity = kept[k - 1] if k - 1 < len(kept) else None
+            out.append(unit(f"pr/{r.example_id}/{k}", r.example_id, validity, share))
+    return out
 
 
 class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSummary]):
@@ -164,17 +230,22 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
         s = self.settings
         method = self._method(_batched(_victim(context), max(s.batch_size, s.prover_batch)), context.seed,
                               context.placement, context.user_labels)
+        judge, judge_finding = _judge(context)
 
         def analyse(example: Example) -> RadiusRecord:
             began = time.perf_counter()
             result = method.analyse(example)
             unknown = result.prover is not None and any(v.verdict is Verdict.UNKNOWN for v in result.prover.verdicts)
+            smallest = smallest_adversarial(result)
+            validity = None if smallest is None else judge_finding(judge, result.text, smallest[2])
             return RadiusRecord(example.id, "skipped" if result.skipped else "analysed", result.queries,
-                                time.perf_counter() - began, result, unknown)
+                                time.perf_counter() - began, result, unknown, validity)
 
         return analyse
 
     def summarise(self, records: Sequence[RadiusRecord], failures: Sequence[Failure]) -> RadiusSummary:
+        from textrobust.analyses.validity_figures import expected_fields
+
         s = self.settings
         results = [r.result for r in records]
         table3 = certified_table(results, s.max_radius)
@@ -184,6 +255,7 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
             **counts(records, failures),
             examples=len(results), attacked=attacked, skipped=sum(1 for r in results if r.skipped),
             queries=sum(r.queries for r in records), falsified_r1=falsified_share(results, 1),
+            **expected_fields(radius_units(records), attacked),
             certified_r1=certified, table2=attack_table(results, s.methods),
             optimality=optimality_table(results, s.methods) if s.prover else (),
             table3=table3 if s.prover else (), bounds=bounds_summary(results) if s.prover else None,
@@ -194,14 +266,24 @@ class RadiusBoundsAnalysis(Analysis[RadiusBoundsSettings, RadiusRecord, RadiusSu
                 label_names: Sequence[str]) -> Section:
         from textrobust.analyses.sections import with_substitutes
 
-        section = radius_section(summary, [r.result for r in records], label_names)
+        from textrobust.analyses.validity_figures import validity_block
+
+        section = radius_section(summary, [r.result for r in records], label_names,
+                                 {r.example_id: r.validity for r in records})
+        section = replace(section, validity=validity_block(self.name, radius_units(records), summary.attacked))
         return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
 
 
-def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_names: Sequence[str]) -> Section:
-    """The report section of the radius analysis (tables narrow enough for 80 columns)."""
+def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_names: Sequence[str],
+                   validity: Mapping[str, Any] | None = None) -> Section:
+    """The report section of the radius analysis (tables narrow enough for 80 columns);
+    ``validity``: per example id, its smallest adversarial example's probability of keeping
+    the meaning (issue 47)."""
     from textrobust.analyses.figures import line_chart, stacked_bar_chart
     from textrobust.analyses.sections import example_row, figure, headline, table
+    from textrobust.analyses.validity_figures import EXPECTED, LABEL, finding_note, headline_note
+
+    validity = validity or {}
 
     pdp = next((row for row in s.table2 if row.method == "pdp"), None)
     b = s.bounds
@@ -209,6 +291,9 @@ def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_name
                       "the figures below are over these; misclassified examples are skipped"),
              headline("falsified at r = 1 (one word flips it)", s.falsified_r1, "%",
                       "share with a known adversarial example that substitutes a single word"),
+             headline(f"{LABEL} at r = 1", s.expected_valid_success_rate, "%", headline_note(
+                 {k: getattr(s, k) for k in (EXPECTED, f"{EXPECTED}_low", f"{EXPECTED}_high")}, s.attacked,
+                 "the examples falsified at r = 1")),
              headline("certified at r = 1 (prover)", s.certified_r1, "%",
                       "share the prover checked exhaustively: no single substituted word flips them")]
     if pdp is not None:
@@ -293,25 +378,38 @@ def radius_section(s: RadiusSummary, results: Sequence[RadiusResult], label_name
         bounds = None if r.prover is None else r.prover.bounds
         note = f"PDP: {pdp_outcome.l0} word(s)" + ("" if bounds is None else
                                                     f"; R in [{bounds.lower}, {bounds.upper}]")
+        smallest = smallest_adversarial(r)
+        if smallest is not None and smallest[2] == pdp_outcome.perturbed:
+            note += f"; {finding_note(validity.get(r.example_id))}"
         examples.append(example_row(r.example_id, "falsified", label_names, r.label, r.text, pdp_outcome.perturbed,
                                     r.predicted, None, note))
         if len(examples) >= 12:
             break
     # risk: the share of attacked examples falsified at r = 1, i.e. with a known adversarial
     # example that substitutes a single word: robustness failed at the smallest radius.
-    risk = None if math.isnan(s.falsified_r1) else s.falsified_r1
+    # Where the findings carry probabilities (issue 47), the expected valid share and its
+    # interval set it instead.
+    estimated = not math.isnan(s.expected_valid_success_rate)
+    risk = s.expected_valid_success_rate if estimated else (None if math.isnan(s.falsified_r1) else s.falsified_r1)
     point = None if risk is None else (
         f"{s.falsified_r1:.0%} of {s.attacked} correctly classified examples flip with one substituted synonym"
+        + (f" ({s.expected_valid_success_rate:.1%} expected valid, 95% interval "
+           f"{s.expected_valid_success_rate_low:.1%} .. {s.expected_valid_success_rate_high:.1%})" if estimated else "")
         + ("" if math.isnan(s.certified_r1) else f"; the prover certified {s.certified_r1:.0%} at r = 1") + ".")
-    return Section(heads, tables, figures, examples, risk=risk, point=point)
+    return Section(heads, tables, figures, examples, risk=risk, point=point,
+                   risk_low=s.expected_valid_success_rate_low if estimated else None,
+                   risk_high=s.expected_valid_success_rate_high if estimated else None)
 
 
 # ---- PR -----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PRRecord(Record):
-    """One example of the PR metric (status ``skipped``: misclassified; ``scored``)."""
+    """One example of the PR metric (status ``skipped``: misclassified; ``scored``);
+    ``validity``: per kept misclassified sample, its probability of keeping the meaning
+    (issue 47; None where no judge could load)."""
 
     result: PRResult
+    validity: tuple[dict[str, Any] | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -329,6 +427,9 @@ class PRSummary(Summary):
     samples_needed: int
     guaranteed: bool
     pr: PRStats
+    expected_valid_success_rate: float = math.nan
+    expected_valid_success_rate_low: float = math.nan
+    expected_valid_success_rate_high: float = math.nan
 
 
 class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
@@ -359,31 +460,42 @@ class PRMetricAnalysis(Analysis[PRMetricSettings, PRRecord, PRSummary]):
         s = self.settings
         method = self._method(_batched(_victim(context), min(s.batch_size, 512)), context.seed, context.placement,
                               context.user_labels)
+        judge, judge_finding = _judge(context)
 
         def analyse(example: Example) -> PRRecord:
             began = time.perf_counter()
             result = method.analyse(example)
+            samples = result.estimate.samples if result.estimate is not None and result.text is not None else ()
+            validity = tuple(judge_finding(judge, result.text, sample.text(result.text)) for sample in samples
+                             if result.text is not None) or None
             return PRRecord(example.id, "skipped" if result.skipped else "scored", result.queries,
-                            time.perf_counter() - began, result)
+                            time.perf_counter() - began, result, validity)
 
         return analyse
 
     def summarise(self, records: Sequence[PRRecord], failures: Sequence[Failure]) -> PRSummary:
         s = self.settings
         config = s.pr_config()
+        from textrobust.analyses.validity_figures import expected_fields
+
         results = [r.result for r in records]
+        stats = pr_summary(results, s.threshold)
         return PRSummary(**counts(records, failures), examples=len(results), queries=sum(r.queries for r in records),
                          samples=config.sample_size(), delta=s.delta, epsilon=config.guaranteed_epsilon(),
                          epsilon_requested=s.epsilon, samples_needed=hoeffding_samples(s.epsilon, s.delta),
-                         guaranteed=config.guaranteed(), pr=pr_summary(results, s.threshold))
+                         guaranteed=config.guaranteed(), pr=stats, **expected_fields(pr_units(records), stats.scored))
 
     def section(self, summary: PRSummary, records: Sequence[PRRecord], failures: Sequence[Failure],
                 label_names: Sequence[str]) -> Section:
         from textrobust.analyses.sections import with_substitutes
 
+        from textrobust.analyses.validity_figures import validity_block
+
         s = self.settings
-        return with_substitutes(pr_section(summary, [r.result for r in records], s.fraction, label_names),
-                                s.candidates, PAPER_SOURCE)
+        section = pr_section(summary, [r.result for r in records], s.fraction, label_names,
+                             {r.example_id: r.validity or () for r in records})
+        section = replace(section, validity=validity_block(self.name, pr_units(records), summary.pr.scored))
+        return with_substitutes(section, s.candidates, PAPER_SOURCE)
 
 
 #: The headline of PR's falsified share (``textrobust review`` puts its reviewed twin beside it).
@@ -391,12 +503,16 @@ FALSIFIED_LABEL = "falsified (a misclassified text found in Omega_r)"
 
 
 def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float,
-               label_names: Sequence[str] = ()) -> Section:
+               label_names: Sequence[str] = (), validity: Mapping[str, Sequence[Any]] | None = None) -> Section:
     """The report section of the PR metric; every figure states the eps that the sample
     size actually guarantees (not the requested one). The examples are the first kept
-    misclassified sample of each falsified example (the first 12)."""
+    misclassified sample of each falsified example (the first 12); ``validity``: per
+    example id, each kept sample's probability of keeping the meaning (issue 47)."""
     from textrobust.analyses.figures import violin_chart
     from textrobust.analyses.sections import example_row, figure, headline, table
+    from textrobust.analyses.validity_figures import EXPECTED, finding_note, headline_note
+
+    validity = validity or {}
 
     p = s.pr
     all_exact = p.scored > 0 and p.exact == p.scored  # every Omega_r enumerated: no sampling error
@@ -411,7 +527,11 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float,
              headline(FALSIFIED_LABEL, p.falsified_share, "%",
                       "share of the examples with at least one text drawn from Omega_r that is misclassified; "
                       "the first few of them are kept for `textrobust review`, whose judgements say which keep "
-                      "the meaning")]
+                      "the meaning"),
+             headline("expected valid share misclassified", s.expected_valid_success_rate, "%", headline_note(
+                 {k: getattr(s, k) for k in (EXPECTED, f"{EXPECTED}_low", f"{EXPECTED}_high")}, p.scored,
+                 "each example's misclassified share of Omega_r times the mean probability that its kept "
+                 "misclassified samples keep the meaning"))]
     if all_exact:
         heads.append(headline("PR computed exactly on every example", "exact", "text",
                               "each Omega_r was small enough to check every text in it: no sampling error, "
@@ -445,21 +565,31 @@ def pr_section(s: PRSummary, results: Sequence[PRResult], fraction: float,
         first = r.estimate.samples[0]
         probs = first.probabilities
         after = max(range(len(probs)), key=probs.__getitem__) if probs else None
+        kept = list(validity.get(r.example_id) or ())
         note = (f"sample {first.draw + 1} of {r.estimate.evaluated:,} drawn; {r.estimate.evaluated - r.estimate.robust:,} "
-                f"misclassified; PR_hat {r.estimate.pr:.3f}")
+                f"misclassified; PR_hat {r.estimate.pr:.3f}; {finding_note(kept[0] if kept else None)}")
         examples.append(example_row(r.example_id, "misclassified sample", label_names, r.label, r.text,
                                     first.text(r.text), r.predicted, after, note))
         if len(examples) >= 12:
             break
     # risk: 1 - mean PR, the expected share of Omega_r that is misclassified: the chance that
     # a random substitution of r words flips a correctly classified example.
-    risk = None if math.isnan(p.mean_pr) else 1.0 - p.mean_pr
-    point = None if risk is None else (
-        f"With up to {fraction:.0%} of the words replaced by synonyms, {risk:.1%} of the texts are "
-        f"misclassified on average (" + (f"mean PR {p.mean_pr:.3f}, computed exactly)." if all_exact else
-                                         f"mean PR_hat {p.mean_pr:.3f} +- {s.epsilon:.3f}, N = {s.samples:,})."))
+    # Where the kept samples carry probabilities (issue 47), the expected valid share
+    # misclassified and its interval set it instead.
+    estimated = not math.isnan(s.expected_valid_success_rate)
+    misclassified = None if math.isnan(p.mean_pr) else 1.0 - p.mean_pr
+    risk = s.expected_valid_success_rate if estimated else misclassified
+    point = None if misclassified is None else (
+        f"With up to {fraction:.0%} of the words replaced by synonyms, {misclassified:.1%} of the texts are "
+        f"misclassified on average (" + (f"mean PR {p.mean_pr:.3f}, computed exactly)" if all_exact else
+                                         f"mean PR_hat {p.mean_pr:.3f} +- {s.epsilon:.3f}, N = {s.samples:,})")
+        + (f"; weighted by the kept samples' probability of keeping the meaning, {s.expected_valid_success_rate:.1%} "
+           f"(95% interval {s.expected_valid_success_rate_low:.1%} .. {s.expected_valid_success_rate_high:.1%})"
+           if estimated else "") + ".")
     return Section(heads, [table("PR and its guarantee", ["metric", "value"], rows,
                                  note="N: texts sampled from Omega_r per example; eps: the sampling error N "
                                       "guarantees with probability 1 - delta; an example whose Omega_r holds "
                                       "at most N texts is computed exactly; r: words that may be replaced.")],
-                   figures, examples, risk=risk, point=point)
+                   figures, examples, risk=risk, point=point,
+                   risk_low=s.expected_valid_success_rate_low if estimated else None,
+                   risk_high=s.expected_valid_success_rate_high if estimated else None)

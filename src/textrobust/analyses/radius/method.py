@@ -119,6 +119,9 @@ def _source(settings: RadiusBoundsSettings | PRMetricSettings, source: Candidate
     if source is not None:
         return source
     if settings.candidates == "validated":
+        if settings.min_validity is not None:  # wider than the source's own threshold (issue 47)
+            return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words, placement=placement,
+                                    min_validity=settings.min_validity)
         return validated_source(settings.eta, skip_stop_words=settings.skip_stop_words, placement=placement)
     return CleanedSynonyms(eta=settings.eta, min_cos=settings.min_cos, skip_stop_words=settings.skip_stop_words)
 

@@ -12,7 +12,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from textrobust.analyses.protocol import Settings
 from textrobust.analyses.radius.pr import PRConfig
-from textrobust.attack.candidates.choice import CANDIDATES_HELP, CandidateChoice
+from textrobust.attack.candidates.choice import CANDIDATES_HELP, MIN_VALIDITY_HELP, CandidateChoice
 from textrobust.attack.searches.exhaustive import Sensitivity
 
 __all__ = ["METHODS", "PRMetricSettings", "RadiusBoundsSettings"]
@@ -39,6 +39,7 @@ class RadiusBoundsSettings(Settings):
                                               "only).")
     skip_stop_words: bool = Field(default=True, description=_SKIP_STOP_WORDS)
     candidates: CandidateChoice = Field(default="validated", description=_CANDIDATES)
+    min_validity: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_VALIDITY_HELP)
     tau: float = Field(default=0.25, gt=0.0, le=1.0,
                        description="Maximum share of substituted words of an adversarial example.")
     methods: tuple[str, ...] = Field(default=METHODS,
@@ -93,6 +94,7 @@ class PRMetricSettings(Settings):
                                   description="Cosine floor of a synonym (--candidates paper only).")
     skip_stop_words: bool = Field(default=True, description=_SKIP_STOP_WORDS)
     candidates: CandidateChoice = Field(default="validated", description=_CANDIDATES)
+    min_validity: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_VALIDITY_HELP)
     epsilon: float = Field(default=0.025, gt=0.0, lt=1.0,
                            description="Hoeffding: the error bound eps (smaller: N grows as 1/eps^2).")
     delta: float = Field(default=0.005, gt=0.0, lt=1.0, description="Hoeffding: the failure probability delta.")

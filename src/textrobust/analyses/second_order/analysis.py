@@ -19,8 +19,8 @@ Multi-class victims use the generalised goal of :mod:`textrobust.analyses.second
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,9 @@ class SecondOrderRecord(Record):
 
     result: SecondOrderResult
     budget_exhausted: bool = False
+    #: the probability that the patch keeps the meaning in the neighbour (issue 47; the
+    #: neighbour's naturalness is not in it: the readers' gate covers that)
+    validity: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,18 @@ class SecondOrderSummary(Summary):
     margin: float = 0.0
     success_rate_margin0: float = math.nan
     near_tie_share: float = math.nan
+    expected_valid_success_rate: float = math.nan
+    expected_valid_success_rate_low: float = math.nan
+    expected_valid_success_rate_high: float = math.nan
+
+
+def second_order_units(records: Sequence[SecondOrderRecord]) -> list[Any]:
+    """One unit per vulnerable example found (item ``second-order/EXAMPLE_ID``): its patch's
+    probability of keeping the meaning in the neighbour (None when it carries none)."""
+    from textrobust.analyses.validity_figures import unit
+
+    return [unit(f"second-order/{r.result.example_id}", r.result.example_id, r.validity) for r in records
+            if r.result.status is Status.SUCCEEDED and r.result.patch is not None]
 
 
 #: A flip whose smaller distance from the decision boundary is below this counts as a near
@@ -256,22 +271,32 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
                                    budget=s.budget, min_gap=s.min_gap, name=s.method, checks=checks)
         if not s.quality:
             lm = None
+        from textrobust.attack.candidates import swap_validity
+
+        judge = swap_validity.validity_judge(None, context.placement)
 
         def analyse(example: Example) -> SecondOrderRecord:
             result = attack.attack(example)
             if lm is not None:
                 result = add_perplexity(result, lm)
+            validity = None
+            if result.status is Status.SUCCEEDED and result.patch is not None:
+                validity = swap_validity.judge_finding(judge, result.vulnerable, result.patch.apply(result.vulnerable))
             return SecondOrderRecord(example.id, result.status.value, result.queries, result.seconds, result,
-                                     result.budget_exhausted)
+                                     result.budget_exhausted, validity)
 
         return analyse
 
     def summarise(self, records: Sequence[SecondOrderRecord], failures: Sequence[Failure]) -> SecondOrderSummary:
         from textrobust.analyses.second_order import summary
 
+        from textrobust.analyses.validity_figures import expected_fields
+
         s = summary([r.result for r in records])
         rate0, near = margin_figures([r.result for r in records], self.settings.margin)
+        expected = expected_fields(second_order_units(records), s["succeeded"] + s["failed"])
         return SecondOrderSummary(margin=self.settings.margin, success_rate_margin0=rate0, near_tie_share=near,
+            **expected,
             **counts(records, failures), examples=s["examples"], succeeded=s["succeeded"], failed=s["failed"],
             skipped=s["skipped"], success_rate=s["success_rate"], vulnerable_at_start=s["vulnerable_at_start"],
             l0=s["l0"], words_perturbed=s["words_perturbed"], queries_per_example=s["queries_per_example"],
@@ -283,7 +308,12 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
                 label_names: Sequence[str]) -> Section:
         from textrobust.analyses.sections import with_substitutes
 
-        section = second_order_section(summary, [r.result for r in records], label_names, self.settings.method)
+        from textrobust.analyses.validity_figures import validity_block
+
+        section = second_order_section(summary, [r.result for r in records], label_names, self.settings.method,
+                                       {r.example_id: r.validity for r in records})
+        section = replace(section, validity=validity_block(self.name, second_order_units(records),
+                                                           summary.succeeded + summary.failed))
         return with_substitutes(section, self.settings.candidates, PAPER_SOURCE)
 
 
@@ -299,16 +329,24 @@ def patch_synonyms(candidates: str, placement: Placement | None = None, user_lab
 
 
 def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],
-                         method: str) -> Section:
+                         method: str, validity: Mapping[str, Any] | None = None) -> Section:
     """The report section of a second-order attack. Example rows show the vulnerable
     ``x~0`` and its patched twin ``x~0 (+) p`` with their predictions (the flip the
-    single synonym swap causes); the note gives the test sentence ``x0``."""
+    single synonym swap causes); the note gives the test sentence ``x0``; ``validity``:
+    per example id, the patch's probability of keeping the meaning (issue 47)."""
     from textrobust.analyses.sections import example_row, headline, outcome_figures, table
+    from textrobust.analyses.validity_figures import EXPECTED, LABEL, finding_note, headline_note
+
+    validity = validity or {}
 
     margin_note = (f" by at least {s.margin:.2f} from the decision boundary on both sides" if s.margin > 0 else "")
     heads = [headline("second-order success rate", s.success_rate, "%",
                       "share of the attacked test sentences with a vulnerable natural neighbour: one whose "
                       f"prediction a single synonym swap flips{margin_note} (found / attacked)"),
+             headline(LABEL, s.expected_valid_success_rate, "%", headline_note(
+                 {k: getattr(s, k) for k in (EXPECTED, f"{EXPECTED}_low", f"{EXPECTED}_high")},
+                 s.succeeded + s.failed, "the vulnerable examples found (the patch's probability only; the "
+                 "neighbour's naturalness is the readers' gate)")),
              headline("success rate at margin 0", s.success_rate_margin0, "%",
                       "the paper's count: any flip, however close to the decision boundary"),
              headline("near-tie share", s.near_tie_share, "%",
@@ -340,17 +378,23 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.vulnerable,
                             r.patch.apply(r.vulnerable), _argmax(r.vulnerable_probabilities),
                             _argmax(r.vulnerable_patched_probabilities),
-                            f"patch {r.patch.source} -> {r.patch.target}; " +
-                            ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}"))
+                            f"patch {r.patch.source} -> {r.patch.target}; {finding_note(validity.get(r.example_id))}; "
+                            + ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}"))
                 for r in successes if r.patch is not None][:12]
-    risk = s.success_rate if not math.isnan(s.success_rate) else None
+    estimated = not math.isnan(s.expected_valid_success_rate)
+    risk = s.expected_valid_success_rate if estimated else (s.success_rate if not math.isnan(s.success_rate) else None)
     point = None if risk is None else (
         f"{method}: for {s.succeeded} of {s.succeeded + s.failed} test sentences a natural neighbour is flipped "
-        f"by a single synonym swap{margin_note} (second-order, Zhang et al. 2021).")
+        f"by a single synonym swap{margin_note} (second-order, Zhang et al. 2021)"
+        + (f"; weighted by the patch's probability of keeping the meaning, {s.expected_valid_success_rate:.1%} "
+           f"(95% interval {s.expected_valid_success_rate_low:.1%} .. {s.expected_valid_success_rate_high:.1%})"
+           if estimated else "") + ".")
     tables = [table("outcomes and cost", ["metric", "value"], rows)]
     if successes:
         tables.append(three_findings(successes[:3], label_names))
-    return Section(heads, tables, figures, examples, risk=risk, point=point)
+    return Section(heads, tables, figures, examples, risk=risk, point=point,
+                   risk_low=s.expected_valid_success_rate_low if estimated else None,
+                   risk_high=s.expected_valid_success_rate_high if estimated else None)
 
 
 def three_findings(results: Sequence[SecondOrderResult], label_names: Sequence[str]) -> Any:

@@ -26,7 +26,9 @@ from textrobust.text import Text
 from textrobust.validity.overrides import UserLabels
 
 __all__ = [
+    "ACCEPT_VALIDITY_HELP",
     "CANDIDATES_HELP",
+    "MIN_VALIDITY_HELP",
     "CandidateChoice",
     "ContentPositions",
     "TopCandidates",
@@ -34,6 +36,7 @@ __all__ = [
     "choice_note",
     "coverage",
     "shared_validated",
+    "validated_settings",
     "validated_source",
 ]
 
@@ -44,6 +47,27 @@ CandidateChoice = Literal["validated", "paper"]
 CANDIDATES_HELP = ("where substitutes come from: validated (synonyms checked in context, the default; precision "
                    "measured on the labelled substitution set, benchmarks/results/validity.md) or paper (the "
                    "paper's own source, as published, to reproduce its numbers)")
+
+#: The ``min_validity`` setting's help (issue 47).
+MIN_VALIDITY_HELP = ("try substitutes down to this probability of keeping the meaning (the validated synonyms' judge, "
+                     "calibrated on the labelled set): its threshold becomes the raw score with that probability; "
+                     "None: the source's own threshold. Lower finds more flips, each weighted by its probability")
+#: The ``accept_validity`` setting's help (issue 47).
+ACCEPT_VALIDITY_HELP = ("a flip whose probability of keeping the meaning is below this does not end the search: it "
+                        "keeps looking within the query budget for a more probably valid one (banning the least "
+                        "valid swap each time) and keeps the best; None: the first flip ends it (0.5 suggested)")
+
+
+def validated_settings(min_validity: float | None) -> dict[str, Any]:
+    """The validated synonyms' settings for ``min_validity``: none for None, else the judge
+    threshold (``min_judge``) whose calibrated probability is ``min_validity``."""
+    if min_validity is None:
+        return {}
+    from textrobust.attack.candidates.swap_validity import judge_threshold
+    from textrobust.attack.candidates.validated import load_calibration
+
+    return {"min_judge": judge_threshold(load_calibration(), min_validity)}
+
 
 _SHARED: dict[tuple[Placement, tuple[tuple[str, Any], ...]], ValidatedSynonyms] = {}
 
@@ -125,13 +149,15 @@ class ContentPositions:
 
 
 def validated_source(k: int | None = None, *, skip_stop_words: bool = False,
-                     placement: Placement | None = None, user_labels: UserLabels | None = None) -> CandidateSource:
+                     placement: Placement | None = None, user_labels: UserLabels | None = None,
+                     min_validity: float | None = None) -> CandidateSource:
     """The shared validated source with default settings, its models on ``placement``
     (None: the CPU in float32), at most ``k`` candidates per position (None: its own
     ``max_candidates``), stop words skipped when asked, a user's ``user_labels``
-    (``--labelled``) applied when given."""
+    (``--labelled``) applied when given, substitutes down to ``min_validity``
+    (:func:`validated_settings`) when given."""
     labels = {} if user_labels is None else {"user_labels": user_labels}
-    source: CandidateSource = shared_validated(placement=placement, **labels)
+    source: CandidateSource = shared_validated(placement=placement, **labels, **validated_settings(min_validity))
     if k is not None:
         source = TopCandidates(source, k)
     if skip_stop_words:

@@ -91,9 +91,33 @@ from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 from textrobust.validity.cache import VerdictCache, default_verdict_path, fingerprint
+from textrobust.validity.calibration import Calibration
 from textrobust.validity.overrides import UserLabels
 
-__all__ = ["MEASURED", "Evidence", "ValidatedSynonyms", "ValidatedSynonymsConfig", "failed_check"]
+__all__ = ["MEASURED", "Evidence", "ValidatedSynonyms", "ValidatedSynonymsConfig", "default_calibration_path",
+           "failed_check", "load_calibration"]
+
+
+def default_calibration_path() -> Path:
+    """The shipped calibration of the judge (``resources/substitutions/calibration.json``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("textrobust").joinpath("resources", "substitutions", "calibration.json")))
+
+
+def load_calibration(path: str | Path | None = None) -> Calibration:
+    """The judge's calibration stored at ``path`` (default: the shipped one)."""
+    import json
+
+    where = Path(path) if path is not None else default_calibration_path()
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the judge's calibration '{where}': {exc.strerror or exc}. Fit it again with "
+                          "`python benchmarks/validity/calibrate.py` (or reinstall textrobust).") from None
+    except ValueError as exc:
+        raise ConfigError(f"The judge's calibration '{where}' is not valid JSON: {exc}.") from None
+    return Calibration.from_dict(data)
 
 class Measured(TypedDict):
     """The figures of :data:`MEASURED` (``paper_precision``: each paper source's precision)."""
@@ -342,6 +366,7 @@ class ValidatedSynonyms:
         placement: Placement | None = None,
         user_labels: UserLabels | None = None,
         verdict_cache: str | Path | bool | None = None,
+        calibration: Calibration | None = None,
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -356,6 +381,7 @@ class ValidatedSynonyms:
         self._scorer = scorer
         self._judge_model = judge
         self._second_model = second_model
+        self._calibration = calibration
         self.placement = placement
         #: a user's labels (``--labelled``, :mod:`textrobust.validity.overrides`): rejected
         #: pairs never proposed, confirmed ones kept in their sentence
@@ -432,6 +458,16 @@ class ValidatedSynonyms:
         return self._judge_model
 
     @property
+    def calibration(self) -> Calibration:
+        """The map from the judge's raw score (:func:`~textrobust.attack.candidates.
+        swap_validity.raw_score`) to the probability that a substitution keeps the meaning,
+        with its bootstrap refits (``resources/substitutions/calibration.json`` unless given;
+        fitted on the labelled set's dev half by ``benchmarks/validity/calibrate.py``)."""
+        if self._calibration is None:
+            self._calibration = load_calibration()
+        return self._calibration
+
+    @property
     def second_model(self) -> SecondJudge:
         """The two-stage judge's second stage (``resources/substitutions/second_judge.json``
         unless given)."""
@@ -499,12 +535,20 @@ class ValidatedSynonyms:
     def evidence_many(self, text: Text, pairs: Sequence[tuple[int, str]]) -> list[Evidence]:
         """The verdict on each ``(position, substitute)`` of ``text`` (proposed or not), in
         order, judged in one batch: one masked-LM pass per position, one re-tagging batch,
-        one target-visible batch, one causal-LM batch (a labelled set, an attack's report)."""
+        one target-visible batch, one causal-LM batch (a labelled set, an attack's report).
+        A kept substitute already judged (in memory or on disk: every check ran on it, so its
+        evidence is complete) is read back, not judged again (an attack's flips, issue 47)."""
+        found: dict[tuple[int, str], Evidence] = {}
+        for position in dict.fromkeys(p for p, _ in pairs):
+            for e in self._stored_at(text, position):
+                if e.kept:
+                    found[(position, e.substitute.lower())] = e
         only: dict[int, list[str]] = {}
         for position, substitute in pairs:
-            only.setdefault(position, []).append(substitute)
-        judged = self._judge(text, list(only), only)
-        found = {(p, e.substitute.lower()): e for p, evidence in judged.items() for e in evidence}
+            if (position, substitute.lower()) not in found:
+                only.setdefault(position, []).append(substitute)
+        judged = self._judge(text, list(only), only) if only else {}
+        found.update({(p, e.substitute.lower()): e for p, evidence in judged.items() for e in evidence})
         return [found[(p, s.lower())] for p, s in pairs]
 
     # ---- the work ---------------------------------------------------------------------------
