@@ -156,16 +156,31 @@ def _default_gates() -> dict[str, Gate]:
     return {name: gate for name in GATED}
 
 
-def _coverage_once(points: list[str]) -> list[str]:
+def _tried_here(sections: Sequence[Mapping[str, Any]]) -> float | None:
+    """The substitutes tried per content word in this run's own sentences (the first
+    section that counted them: the attack's headline), or None."""
+    for section in sections:
+        for head in section.get("headline") or ():
+            if head.get("label") == "substitutes tried per content word":
+                value = head.get("value")
+                if isinstance(value, (int, float)) and not math.isnan(float(value)):
+                    return float(value)
+    return None
+
+
+def _coverage_once(points: list[str], sections: Sequence[Mapping[str, Any]] = ()) -> list[str]:
     """``points`` with the coverage clause said once: taken out of every point that carries
-    it ("...; robust here means robust to the N validated substitutes tried per content word,
-    not to every paraphrase") and put first, as its own sentence."""
-    from textrobust.attack.candidates.choice import coverage
+    it ("...; robust here means robust to the substitutes the validated source tries, which
+    cover about N% of those people accept ...") and put first, as its own sentence, with the
+    substitutes tried per content word in this run's own sentences where a section counted
+    them (issue 46 item 6)."""
+    from textrobust.attack.candidates.choice import coverage, per_word_note
 
     clause = coverage("validated")
     if not clause or not any(clause in p for p in points):
         return points
-    out = [f"{clause[:1].upper()}{clause[1:]}."]
+    here = per_word_note(_tried_here(sections))
+    out = [f"{clause[:1].upper()}{clause[1:]}{f' ({here})' if here else ''}."]
     for point in points:
         for joined in (f"; {clause}", f"{clause}; ", clause):
             point = point.replace(joined, "")
@@ -180,7 +195,7 @@ def verdict(sections: Sequence[Mapping[str, Any]], gates: Mapping[str, Gate] | N
     set the level, and why; one that may not keeps its point, plus the reason."""
     gates = _default_gates() if gates is None else gates
     paper = [s for s in sections if (s.get("settings") or {}).get("candidates") == "paper"]
-    points = _coverage_once([str(s["point"]) for s in sections if s.get("point")])
+    points = _coverage_once([str(s["point"]) for s in sections if s.get("point")], sections)
     barred = []
     for s in sections:
         check = gates.get(str(s.get("name", "")))

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from textrobust.errors import ConfigError
 from textrobust.validity.calibration import Calibration
 from textrobust.validity.trees import NODE_COLUMNS, Tree, check_trees, sklearn_trees, tree_probability, tree_raw
 
-__all__ = ["FEATURES_ONE", "FEATURES_TWO", "FORMAT", "PASS_FEATURES", "SECOND_INPUTS", "PeopleJudge",
+__all__ = ["FEATURES_ONE", "FEATURES_TWO", "FORMAT", "MEASURED", "PASS_FEATURES", "SECOND_INPUTS", "PeopleJudge",
            "default_people_judge_path", "load_people_judge"]
 
 #: The first stage's inputs, in order.
@@ -61,6 +61,25 @@ FEATURES_TWO = (*FEATURES_ONE, *PASS_FEATURES)
 SECOND_INPUTS = ("first_logit", *PASS_FEATURES)
 
 FORMAT = "textrobust-people-judge"
+
+
+class Measured(TypedDict):
+    """The shipped default measured on SWORDS dev's held-out third (never tuned on)."""
+
+    precision: float  # lenient precision of acceptable (only proposals people judged count)
+    recall: float  # share of the acceptable substitutes proposed
+    first: float  # first proposal acceptable
+    per_target: float  # substitutes proposed per target word
+    ece: float  # expected calibration error of the probabilities (10 bins)
+    targets: int  # held-out targets
+    paper_precision: dict[str, float]  # the papers' sources on the same targets
+    paper_recall: dict[str, float]
+
+
+#: The figures of the shipped default on SWORDS dev's held-out part
+#: (``benchmarks/validity/swords.py``; ``benchmarks/results/validity.md``), for the report.
+MEASURED: Measured = {"precision": 0.0, "recall": 0.0, "first": 0.0, "per_target": 0.0, "ece": 0.0, "targets": 0,
+                      "paper_precision": {}, "paper_recall": {}}
 _FIX = "Reinstall textrobust, or retrain it with benchmarks/validity/tune_people.py."
 
 
@@ -159,6 +178,8 @@ class PeopleJudge:
             raise ConfigError(f"{where} is not a people judge for these features (format {FORMAT!r}). {_FIX}")
         trees, baseline = _trees(data.get("first"), f"first stage of {where}")
         second = data.get("second")
+        if not isinstance(second, Mapping):
+            raise ConfigError(f"{where} lacks its second stage ('second'). {_FIX}")
         try:
             mean, scale, weights = (tuple(float(v) for v in second[k]) for k in ("mean", "scale", "weights"))
             bias = float(second["bias"])

@@ -117,7 +117,7 @@ def substitution_evidence(source: Any, result: AttackResult) -> list[dict[str, A
             out.append({"position": position, "word": e.word, "substitute": e.substitute,
                         "routes": list(e.routes), "cosine": e.cosine, "masked_lm": e.context,
                         "causal_lm": e.lm_delta, "sense_rank": e.sense_rank,
-                        "kept": e.kept, "reason": e.reason})
+                        "people": getattr(e, "probability", None), "kept": e.kept, "reason": e.reason})
     return out
 
 
@@ -150,6 +150,19 @@ class AttackSummary(Summary):
     expected_valid_success_rate: float = math.nan
     expected_valid_success_rate_low: float = math.nan
     expected_valid_success_rate_high: float = math.nan
+    substitutes_per_word: float = math.nan
+
+
+def per_word(results: Sequence[AttackResult]) -> float:
+    """Substitutes the source proposed per content word of the attacked sentences (each
+    result's ``tried`` extra: content words, substitutes); NaN when none was counted."""
+    words = substitutes = 0
+    for result in results:
+        found = result.extras.get("tried")
+        if found:
+            words += int(found[0])
+            substitutes += int(found[1])
+    return substitutes / words if words else math.nan
 
 
 def attack_units(records: Sequence[AttackRecord], analysis: str = "attack") -> list[Any]:
@@ -230,6 +243,10 @@ class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
             evidence = substitution_evidence(attack.source, result)
             if evidence:
                 result = replace(result, extras={**result.extras, "evidence": evidence})
+            if s.candidates == "validated" and result.status in (Status.SUCCEEDED, Status.FAILED):
+                from textrobust.attack.candidates.choice import tried
+
+                result = replace(result, extras={**result.extras, "tried": list(tried(attack.source, result.original))})
             if result.status is Status.SUCCEEDED and result.perturbed is not None:
                 found = validity(result.original, result.perturbed)
                 if found is not None:
@@ -245,6 +262,7 @@ class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
         results = [r.result for r in records]
         values: dict[str, Any] = dict(metrics.summary(results))  # one value per AttackSummary field
         values.update(expected_fields(attack_units(records), _attacked(records)))
+        values["substitutes_per_word"] = per_word(results)
         return AttackSummary(**counts(records, failures), **values)
 
     def section(self, summary: AttackSummary, records: Sequence[AttackRecord], failures: Sequence[Failure],
@@ -257,19 +275,13 @@ class AttackAnalysis(Analysis[AttackSettings, AttackRecord, AttackSummary]):
 
 
 def candidates_note(candidates: str, recipe: str) -> str:
-    """One sentence on where the attack's substitutes came from and how often such a
-    substitute keeps the meaning (measured on the labelled substitution set)."""
-    from textrobust.attack.candidates.validated import MEASURED
+    """One sentence on where the attack's substitutes came from and how often people accept
+    such a substitute (SWORDS, held-out)."""
+    from textrobust.attack.candidates.choice import choice_note
 
     if candidates == "paper":
-        return (f"Candidates: {recipe}'s own source, as published (--candidates paper). On the labelled "
-                f"substitution set such substitutes keep the meaning only {MEASURED['paper_precision']['embedding']:.0%} "
-                f"(counter-fitted neighbours) to {MEASURED['paper_precision']['cleaned']:.0%} (cleaned WordNet) of the "
-                "time, so many 'successes' change the meaning rather than fool the model.")
-    return (f"Candidates: the validated synonyms (--candidates validated): {MEASURED['precision']:.1%} of the "
-            f"substitutions they propose keep the meaning on the labelled test set ({MEASURED['accepted']} judged; "
-            f"benchmarks/results/validity.md), {MEASURED['per_word']:.2f} tried per content word. Each substitution "
-            "below shows its evidence.")
+        return choice_note(candidates, f"{recipe}'s own source, as published")
+    return choice_note(candidates, "") + " Each substitution below shows its evidence."
 
 
 def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_names: Sequence[str],
@@ -293,6 +305,9 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
                       "share of the words the attack changed, mean over its successes"),
              headline("queries per example", s.queries_per_example, "float",
                       "victim queries the attack spent per example: its cost"),
+             headline("substitutes tried per content word", s.substitutes_per_word, "float",
+                      "substitutes the source proposed per content word of these sentences (n/a for the paper's "
+                      "sources: not counted)"),
              headline("similarity (MiniLM cosine)", s.similarity, "float",
                       "sentence-encoder cosine of original and perturbed text, 1 = same meaning; mean over "
                       "successes")]
@@ -320,12 +335,13 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
     estimated = not math.isnan(expected)
     risk = expected if estimated else (s.success_rate if not math.isnan(s.success_rate) else None)
     if candidates == "validated":
-        from textrobust.attack.candidates.choice import coverage
-        from textrobust.attack.candidates.validated import MEASURED
+        from textrobust.attack.candidates.choice import coverage, per_word_note
+        from textrobust.validity.people_judge import MEASURED as PEOPLE
 
-        source, caveat = "validated synonyms", (
-            f". The validated synonyms are few ({MEASURED['per_word']:.2f} tried per content word) and "
-            f"{MEASURED['precision']:.0%} of them keep the meaning on the labelled set; {coverage(candidates)}; a low "
+        tried_here = per_word_note(s.substitutes_per_word)
+        source, caveat = "validated substitutes", (
+            f". {tried_here[:1].upper() + tried_here[1:] + ', ' if tried_here else 'The validated source tries '}"
+            f"{PEOPLE['precision']:.0%} of which people accept on held-out SWORDS; {coverage(candidates)}; a low "
             "rate bounds what this search finds with them, not every attack.")
     else:
         source, caveat = "the paper's candidates", (
@@ -337,20 +353,21 @@ def attack_section(s: AttackSummary, results: Sequence[AttackResult], label_name
            f"{expected:.1%} (95% interval {s.expected_valid_success_rate_low:.1%} .. "
            f"{s.expected_valid_success_rate_high:.1%})" if estimated else "") + caveat)
     evidence_rows = [[r.example_id, e["word"], e["substitute"], "+".join(e["routes"]) or "-", e["cosine"],
-                      e["causal_lm"], e["sense_rank"], _swap_probability(r.extras.get("validity"), e["position"]),
+                      e.get("masked_lm"), e["sense_rank"], _swap_probability(r.extras.get("validity"), e["position"]),
                       "kept" if e["kept"] else e["reason"]]
                      for r in results for e in r.extras.get("evidence", [])][:40]
     tables = [table("outcomes and cost", ["metric", "value"], rows, note=candidates_note(candidates, recipe))]
     if evidence_rows:
         tables.append(table(
             "substitutions and their evidence", ["example", "word", "substitute", "proposed by", "cosine",
-                                                 "causal LM change", "WordNet sense", "P(valid)", "verdict"],
+                                                 "masked LM gap", "WordNet sense", "P(valid)", "verdict"],
             evidence_rows,
-            note="proposed by: WordNet and/or the counter-fitted vectors; cosine: counter-fitted cosine of the two "
-                 "words; causal LM change: log-probability change of the sentence under Gemma (nats, 0 = as "
-                 "fluent); WordNet sense: rank of the sense listing the substitute (0 = most frequent); P(valid): "
-                 "the judge's calibrated probability that the substitution keeps the meaning; verdict: the "
-                 "validated source's checks on this word in the original sentence."))
+            note="proposed by: WordNet (its senses, or senses related to them), the counter-fitted vectors, the tuned "
+                 "MiniLM with the word visible or masked; cosine: counter-fitted cosine of the two words; masked LM "
+                 "gap: log p(substitute) - log p(word) with the word masked; WordNet sense: rank of the sense "
+                 "listing the substitute (0 = most frequent); P(valid): the calibrated probability that people "
+                 "accept the substitution here; verdict: the validated source's verdict on this word in the "
+                 "original sentence."))
     return Section(heads, tables, figures, examples, risk=risk, point=point,
                    risk_low=s.expected_valid_success_rate_low if estimated else None,
                    risk_high=s.expected_valid_success_rate_high if estimated else None)

@@ -6,8 +6,8 @@ Every source has one verb, ``candidates(text, positions) -> {position: [Substitu
 
 >>> from textrobust.attack.candidates import CANDIDATE_SOURCES
 >>> CANDIDATE_SOURCES.names()  # doctest: +NORMALIZE_WHITESPACE
-['checked', 'embedding', 'fill_in', 'l2_neighbours', 'protected_pairs', 'validated', 'wordnet_antonyms',
- 'wordnet_cosine', 'wordnet_synonyms']
+['checked', 'embedding', 'fill_in', 'l2_neighbours', 'protected_pairs', 'validated', 'validated_labelled',
+ 'wordnet_antonyms', 'wordnet_cosine', 'wordnet_synonyms']
 >>> from textrobust.text import Text
 >>> source = CANDIDATE_SOURCES.get("protected_pairs")()
 >>> [s.word for s in source.candidates(Text.from_string("He is a king."), [0, 3])[3]]
@@ -32,6 +32,7 @@ from textrobust.attack.candidates.choice import (
     CandidateChoice,
     ContentPositions,
     TopCandidates,
+    shared_labelled,
     shared_validated,
     validated_source,
 )
@@ -46,6 +47,7 @@ from textrobust.attack.candidates.inflection import inflect, match_case
 from textrobust.attack.candidates.neighbours import EmbeddingSpace, L2Neighbours, SpaceSynonyms, l2_neighbours
 from textrobust.attack.candidates.protected import GENDER_PAIRS, ProtectedPairs
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
+from textrobust.attack.candidates.people import PeopleSubstitutes, PeopleSubstitutesConfig, PeopleVerdict
 from textrobust.attack.candidates.validated import Evidence, ValidatedSynonyms, ValidatedSynonymsConfig
 from textrobust.attack.candidates.wordnet import (
     DictLexicon,
@@ -75,6 +77,7 @@ __all__ = [
     "TopCandidates",
     "l2_neighbours",
     "space_synonyms",
+    "shared_labelled",
     "shared_validated",
     "validated_source",
     "GENDER_PAIRS",
@@ -89,6 +92,9 @@ __all__ = [
     "ProtectedPairs",
     "SpacyTagger",
     "Tagger",
+    "PeopleSubstitutes",
+    "PeopleSubstitutesConfig",
+    "PeopleVerdict",
     "ValidatedSynonyms",
     "ValidatedSynonymsConfig",
     "VectorSpace",
@@ -140,9 +146,14 @@ CANDIDATE_SOURCES.add(
 )
 CANDIDATE_SOURCES.add(
     "validated", shared_validated,
-    "synonyms checked in context: WordNet's frequent senses, counter-fitted cosine, part of speech and "
-    "inflection, antonym and polarity guards, masked-LM and causal-LM fit (precision measured on the "
-    "labelled substitution set)",
+    "substitutes people accept (issue 46): WordNet senses and their neighbours, counter-fitted neighbours and "
+    "the tuned MiniLM's proposals, judged in context by a model learned from people's judgements (SWORDS, "
+    "CoInCo); each candidate's score is the calibrated probability that people accept it",
+)
+CANDIDATE_SOURCES.add(
+    "validated_labelled", shared_labelled,
+    "issue 39's validated synonyms: WordNet's frequent senses with hand-set checks and a judge trained on the "
+    "labelled set read by reader agents (the default before issue 46)",
 )
 CANDIDATE_SOURCES.add(
     "wordnet_cosine", CleanedSynonyms,

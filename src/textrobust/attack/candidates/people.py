@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache, partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,26 @@ class PeopleVerdict:
     @property
     def kept(self) -> bool:
         return not self.reason
+
+    # the evidence a report shows for a substitution (the names the validated source's
+    # Evidence uses, so a report reads either)
+    @property
+    def cosine(self) -> float | None:
+        return None if self.features.get("cosine_missing", 1.0) else self.features.get("cosine")
+
+    @property
+    def context(self) -> float | None:
+        """The masked LM's log-probability of the substitute minus the word's."""
+        return None if self.features.get("mask_missing", 1.0) else self.features.get("mask_gap")
+
+    @property
+    def lm_delta(self) -> float | None:
+        return None  # this source uses no causal LM
+
+    @property
+    def sense_rank(self) -> int | None:
+        """The first WordNet sense of the word that lists the substitute (None: none does)."""
+        return int(self.features["wn_rank"]) if self.features.get("wn_synonym") else None
 
     @property
     def judge(self) -> float | None:
@@ -259,7 +280,7 @@ class PeopleSubstitutes:
                              for v in kept[: self.config.max_candidates]]
             if self.user_labels is not None:
                 out[position] = self.user_labels.revise(text, position, out[position],
-                                                        lambda word, score=1.0, p=position: Substitution(p, word, score))
+                                                        partial(Substitution, position))
         return out
 
     def evidence(self, text: Text, position: int, substitute: str | None = None) -> list[PeopleVerdict]:
@@ -367,6 +388,26 @@ class PeopleSubstitutes:
             self._senses[key] = found
         return found
 
+    def _related(self, base: str, pos: str) -> tuple[frozenset[Any], frozenset[Any], frozenset[Any]]:
+        """The synsets directly above, below and (adjectives) similar to ``base``'s senses (cached)."""
+        cache = self.__dict__.setdefault("_related_sets", {})
+        key = (base, pos)
+        found = cache.get(key)
+        if found is None:
+            senses = self._synsets(base, pos)
+            found = cache[key] = (frozenset(h for s in senses for h in s.hypernyms()),
+                                  frozenset(h for s in senses for h in s.hyponyms()),
+                                  frozenset(h for s in senses for h in s.similar_tos()))
+        return found
+
+    def _antonyms(self, lemma: str, pos: str) -> frozenset[str]:
+        cache = self.__dict__.setdefault("_antonym_sets", {})
+        key = (lemma, pos)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = frozenset(self.lexicon.antonyms(lemma, pos)) if lemma else frozenset()
+        return found
+
     def _wordnet_lemmas(self, base: str, pos: str) -> dict[str, str]:
         """Single-word lemmas related to ``base``: synonyms of every sense, and with
         ``hypernyms`` the direct hypernyms' and similar senses' lemmas -> the route."""
@@ -414,11 +455,9 @@ class PeopleSubstitutes:
                 add(neighbour, "vectors")
         return list(found.values())
 
-    def _lm_top(self, text: Text, positions: list[int], visible: dict[int, tuple[bool, Any]],
-                masked: dict[int, tuple[bool, Any]]) -> dict[int, list[tuple[str, str]]]:
+    def _lm_top(self, text: Text, positions: list[int], visible: dict[int, tuple[bool, np.ndarray, np.ndarray]],
+                masked: dict[int, tuple[bool, np.ndarray, np.ndarray]]) -> dict[int, list[tuple[str, str]]]:
         """The MiniLM's proposals at each position: (form, route)."""
-        import torch
-
         out: dict[int, list[tuple[str, str]]] = {}
         for position in positions:
             rows: list[tuple[str, str]] = []
@@ -426,14 +465,16 @@ class PeopleSubstitutes:
                                     ("masked", masked, self.config.k_masked)):
                 if not k or position not in table:
                     continue
-                spaced, lp = table[position]
+                spaced, lp, _ = table[position]
                 words = self.fill_in.vocab.words(spaced)
                 if route == "visible":  # over the token vocabulary: its whole words only
                     words, ids = self._visible_vocab(spaced)
                     scores = lp[ids]
                 else:
                     scores = lp
-                top = torch.topk(scores, min(len(words), 3 * k)).indices.tolist()
+                size = min(len(words), 3 * k)
+                top_part = np.argpartition(-scores, size - 1)[:size] if size < len(scores) else np.arange(len(scores))
+                top = top_part[np.argsort(-scores[top_part], kind="stable")].tolist()
                 taken = 0
                 for i in top:
                     form = words[i].lower()
@@ -455,8 +496,8 @@ class PeopleSubstitutes:
         positions = [p for p in wanted if everything or not self._guarded(text, tags, p)]
         self.stats["sentences"] += 1
         self.stats["positions"] += len(positions)
-        visible = self._visible(text, positions)
-        masked = self._masked(text, positions)
+        visible = {p: _table(t) for p, t in self._visible(text, positions).items()}
+        masked = {p: _table(t) for p, t in self._masked(text, positions).items()}
         if propose:
             guarded = {p for p in positions if self._guarded(text, tags, p)}
             for position, rows in self._lm_top(text, [p for p in positions if p not in guarded],
@@ -471,8 +512,6 @@ class PeopleSubstitutes:
                         wanted[position].append(have[form])
         out: dict[int, list[PeopleVerdict]] = {p: [] for p in wanted}
         first_rows: list[tuple[int, _Proposal, dict[str, float]]] = []
-        from wordfreq import zipf_frequency
-
         for position in positions:
             word = text.words[position]
             tag = tags[position]
@@ -480,7 +519,7 @@ class PeopleSubstitutes:
                 feats = self._features_one(text, tag, position, proposal, visible.get(position),
                                            masked.get(position))
                 if not everything and (feats["slot_fits"] == 0.0 or feats["antonym"] == 1.0
-                                       or float(zipf_frequency(proposal.form, "en")) < self.config.min_zipf):
+                                       or _zipf(proposal.form) < self.config.min_zipf):
                     reason = ("part of speech or inflection" if feats["slot_fits"] == 0.0 else
                               "antonym" if feats["antonym"] == 1.0 else "rare")
                     out[position].append(PeopleVerdict(word, match_case(word, proposal.form),
@@ -548,18 +587,19 @@ class PeopleSubstitutes:
         return {p: (spaced, torch.log_softmax(logits.float(), dim=0)) for p, (spaced, logits) in zip(positions, answers)}
 
     @staticmethod
-    def _word_rank(lp: Any, word_id: int | None) -> tuple[float, float]:
-        """(log-probability, log2 rank) of a vocabulary entry, or the missing values."""
+    def _word_rank(table: tuple[bool, np.ndarray, np.ndarray], word_id: int | None) -> tuple[float, float]:
+        """(log-probability, log2 rank: how many entries are more likely) of a vocabulary
+        entry of ``table`` (spaced, log-probabilities, the same sorted), or the missing values."""
         if word_id is None:
             return _MISSING_LP, _MISSING_RANK
+        _, lp, ascending = table
         value = float(lp[word_id])
-        rank = int((lp > value).sum())
+        rank = len(ascending) - int(np.searchsorted(ascending, value, side="right"))
         return value, math.log2(1 + rank)
 
     def _features_one(self, text: Text, tag: PosTag, position: int, proposal: _Proposal,
-                      visible: tuple[bool, Any] | None, masked: tuple[bool, Any] | None) -> dict[str, float]:
-        from wordfreq import zipf_frequency
-
+                      visible: tuple[bool, np.ndarray, np.ndarray] | None,
+                      masked: tuple[bool, np.ndarray, np.ndarray] | None) -> dict[str, float]:
         word = text.words[position].lower()
         cand = proposal.form
         pos = wordnet_pos(tag) or "n"
@@ -572,10 +612,9 @@ class PeopleSubstitutes:
                 f[f"{name}_lp"], f[f"{name}_rank"], f[f"{name}_gap"], f[f"{name}_missing"] = \
                     _MISSING_LP, _MISSING_RANK, 0.0, 1.0
                 continue
-            spaced, lp = table
-            ids = self._ids(spaced, index)
-            s_lp, s_rank = self._word_rank(lp, ids.get(cand))
-            w_lp, _ = self._word_rank(lp, ids.get(word))
+            ids = self._ids(table[0], index)
+            s_lp, s_rank = self._word_rank(table, ids.get(cand))
+            w_lp, _ = self._word_rank(table, ids.get(word))
             f[f"{name}_lp"], f[f"{name}_rank"] = s_lp, s_rank
             f[f"{name}_gap"] = s_lp - w_lp if cand in ids and word in ids else 0.0
             f[f"{name}_missing"] = float(cand not in ids)
@@ -586,22 +625,23 @@ class PeopleSubstitutes:
         # WordNet
         w_sets = self._synsets(base, pos)
         s_sets = self._synsets(lemma, pos) if lemma else []
-        shared = [i for i, s in enumerate(w_sets) if s in set(s_sets)]
+        s_set = set(s_sets)
+        shared = [i for i, s in enumerate(w_sets) if s in s_set]
         f["wn_synonym"] = float(bool(shared))
         f["wn_rank"] = float(min(shared[0], 10)) if shared else 11.0
         f["wn_share"] = len(shared) / len(w_sets) if w_sets else 0.0
         f["wn_senses"] = math.log2(1 + len(w_sets))
         f["wn_cand_senses"] = math.log2(1 + len(s_sets))
-        s_set = set(s_sets)
-        f["wn_hypernym"] = float(any(h in s_set for s in w_sets for h in s.hypernyms()))
-        f["wn_hyponym"] = float(any(h in s_set for s in w_sets for h in s.hyponyms()))
-        f["wn_similar"] = float(any(h in s_set for s in w_sets for h in s.similar_tos()))
-        antonyms = set(self.lexicon.antonyms(base, pos))
-        f["antonym"] = float(bool(lemma) and (lemma in antonyms or base in set(self.lexicon.antonyms(lemma or "", pos))))
+        hypernyms, hyponyms, similar = self._related(base, pos)
+        f["wn_hypernym"] = float(bool(hypernyms & s_set))
+        f["wn_hyponym"] = float(bool(hyponyms & s_set))
+        f["wn_similar"] = float(bool(similar & s_set))
+        f["antonym"] = float(bool(lemma) and (lemma in self._antonyms(base, pos)
+                                              or base in self._antonyms(lemma or "", pos)))
         f["slot_fits"] = float(lemma is not None)
         # frequency, polarity, routes, part of speech
-        f["zipf"] = float(zipf_frequency(cand, "en"))
-        f["zipf_gap"] = f["zipf"] - float(zipf_frequency(word, "en"))
+        f["zipf"] = _zipf(cand)
+        f["zipf_gap"] = f["zipf"] - _zipf(word)
         v_w, v_s = self.polarity.lookup(word, base), self.polarity.lookup(cand, lemma or cand)
         f["valence_gap"] = abs(float(v_w or 0.0) - float(v_s or 0.0))
         f["same_start"] = float(cand[:4] == word[:4])
@@ -622,19 +662,17 @@ class PeopleSubstitutes:
             else:
                 found = {w.lower(): i for i, w in reversed(list(enumerate(self.fill_in.vocab.words(spaced))))}
             cache[key] = found
-        return found  # type: ignore[no-any-return]
+        return found
 
-    def _visible_vocab(self, spaced: bool) -> tuple[list[str], Any]:
-        """The scorer's whole words and their token ids (as a tensor), cached."""
-        import torch
-
+    def _visible_vocab(self, spaced: bool) -> tuple[list[str], np.ndarray]:
+        """The scorer's whole words and their token ids, cached."""
         cache = self.__dict__.setdefault("_vis_vocab", {})
         found = cache.get(spaced)
         if found is None:
             index = self.scorer.word_index(spaced)
             words = list(index)
-            found = cache[spaced] = (words, torch.as_tensor([index[w] for w in words], dtype=torch.long))
-        return found  # type: ignore[no-any-return]
+            found = cache[spaced] = (words, np.asarray([index[w] for w in words], dtype=np.int64))
+        return found
 
     def _tags_kept(self, text: Text, tags: Sequence[PosTag], pairs: list[tuple[int, str]]) -> list[bool]:
         """Does the tagger read each substitute with the word's part of speech in its new
@@ -654,6 +692,21 @@ class PeopleSubstitutes:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v}" for k, v in self.config.model_dump().items())
         return f"PeopleSubstitutes({fields})"
+
+
+@lru_cache(maxsize=200_000)
+def _zipf(word: str) -> float:
+    """wordfreq's Zipf frequency (English), cached: the same candidates recur."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
+
+def _table(found: tuple[bool, Any]) -> tuple[bool, np.ndarray, np.ndarray]:
+    """(spaced, log-probabilities as numpy, the same sorted ascending) of a model's answer."""
+    spaced, lp = found
+    values = np.asarray(lp.float().cpu().numpy() if hasattr(lp, "cpu") else lp, dtype=np.float32)
+    return spaced, values, np.sort(values)
 
 
 #: Features also given relative to the position's proposals (a candidate is judged against
