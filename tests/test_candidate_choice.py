@@ -14,9 +14,11 @@ from textrobust.attack.candidates.choice import (
     TopCandidates,
     check_choice,
     choice_note,
+    shared_labelled,
     shared_validated,
     validated_source,
 )
+from textrobust.attack.candidates.people import PeopleSubstitutes
 from textrobust.attack.candidates.validated import ValidatedSynonyms
 from textrobust.attack.problem import Substitution
 from textrobust.errors import ConfigError
@@ -103,8 +105,9 @@ def test_top_candidates_and_content_positions_keep_the_protocol() -> None:
 
 def test_the_shared_source_is_one_per_settings_and_validated_source_wraps_it() -> None:
     assert shared_validated() is shared_validated()
-    assert shared_validated(max_senses=2) is not shared_validated()
-    assert isinstance(shared_validated(), ValidatedSynonyms)
+    assert shared_validated(max_candidates=2) is not shared_validated()
+    assert isinstance(shared_validated(), PeopleSubstitutes)
+    assert isinstance(shared_labelled(), ValidatedSynonyms) and shared_labelled() is shared_labelled()
     assert validated_source() is shared_validated()
     wrapped = validated_source(3, skip_stop_words=True)
     assert isinstance(wrapped, ContentPositions) and wrapped.source.source is shared_validated()
@@ -154,11 +157,11 @@ def test_sections_name_their_substitutes_and_the_verdict_says_which() -> None:
     section = Section(headline=[headline("key figure", 0.5, "%")], point="30% flip.")
     validated = with_substitutes(section, "validated", "WordNet")
     assert validated.headline[0].label == "key figure"  # the overview's key figure stays first
-    from textrobust.attack.candidates.validated import MEASURED
+    from textrobust.validity.people_judge import MEASURED
 
     assert validated.headline[-1].value == "validated"
     assert f"{MEASURED['precision']:.1%}" in (validated.headline[-1].note or "")
-    assert validated.point is not None and validated.point.startswith("30% flip (substitutes: validated synonyms; "
+    assert validated.point is not None and validated.point.startswith("30% flip (substitutes: validated substitutes; "
                                                                      "robust here means robust to the ")
     paper = with_substitutes(section, "paper", "WordNet cleaned by cosine")
     assert paper.point is not None and paper.point.endswith("(substitutes: the paper's substitutes).")

@@ -241,7 +241,7 @@ def _world(monkeypatch: pytest.MonkeyPatch, judged: StubJudged) -> None:
     from textrobust.attack.candidates import choice, swap_validity
     from textrobust.devices import Placement
 
-    monkeypatch.setattr(choice, "_SHARED", {(Placement(), ()): judged})
+    monkeypatch.setattr(choice, "_SHARED", {("PeopleSubstitutes", Placement(), ()): judged})
     monkeypatch.setattr(swap_validity, "validity_judge", lambda source=None, placement=None: judged)
 
 
@@ -300,7 +300,7 @@ def test_without_a_judge_the_figure_is_n_a_and_the_share_flipped_sets_the_level(
     from textrobust.devices import Placement
 
     judged = StubJudged({"good": ["fine"]}, {"fine": 0.5})
-    monkeypatch.setattr(choice, "_SHARED", {(Placement(), ()): judged})
+    monkeypatch.setattr(choice, "_SHARED", {("PeopleSubstitutes", Placement(), ()): judged})
     monkeypatch.setattr(swap_validity, "validity_judge", lambda source=None, placement=None: None)
     out = tmp_path / "run"
     audit.run(_flipper({"fine"}), _data(2, 20), {"attack": {"recipe": "pwws", "quality": False}}, out, progress=False)
@@ -387,14 +387,17 @@ def test_the_shipped_calibration_loads_monotone_with_its_refits() -> None:
 
 def test_min_validity_sets_the_validated_sources_judge_threshold() -> None:
     from textrobust.analyses.attack.analysis import recipe_spec
-    from textrobust.attack.candidates.choice import validated_settings
+    from textrobust.attack.candidates.choice import labelled_settings, validated_settings
     from textrobust.attack.candidates.validated import load_calibration
 
-    assert validated_settings(None) == {}
-    threshold = validated_settings(0.4)["min_judge"]
-    assert load_calibration().probability([threshold])[0] >= 0.4 > load_calibration().probability([threshold - 0.01])[0]
-    assert dict(recipe_spec("pwws", 0, "validated", 0.4).source.settings) == {"min_judge": threshold}
+    assert validated_settings(None) == {} and labelled_settings(None) == {}
+    # the validated source learned from people gives calibrated probabilities: its own threshold
+    assert validated_settings(0.4) == {"min_probability": 0.4}
+    assert dict(recipe_spec("pwws", 0, "validated", 0.4).source.settings) == {"min_probability": 0.4}
     assert dict(recipe_spec("pwws", 0, "validated").source.settings) == {}
+    # issue 39's source: the raw judge score whose calibrated probability is min_validity
+    threshold = labelled_settings(0.4)["min_judge"]
+    assert load_calibration().probability([threshold])[0] >= 0.4 > load_calibration().probability([threshold - 0.01])[0]
 
 
 def test_tef_weighs_its_moved_explanations_by_validity() -> None:

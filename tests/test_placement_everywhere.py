@@ -74,9 +74,11 @@ def fresh_shared(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(choice, "_SHARED", {})
 
 
-def _validated(source: Any) -> ValidatedSynonyms:
-    """The ValidatedSynonyms inside wrappers (TopCandidates, ContentPositions, ...)."""
-    while not isinstance(source, ValidatedSynonyms):
+def _validated(source: Any) -> Any:
+    """The validated source inside wrappers (TopCandidates, ContentPositions, ...)."""
+    from textrobust.attack.candidates.people import PeopleSubstitutes
+
+    while not isinstance(source, (ValidatedSynonyms, PeopleSubstitutes)):
         source = source.source
     return source
 

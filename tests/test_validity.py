@@ -308,7 +308,9 @@ def test_the_attack_uses_the_validated_source_unless_told_paper() -> None:
     assert recipe_spec("pwws", 0, "paper").source.name == "wordnet_synonyms"
     with pytest.raises(ConfigError, match="candidates"):
         AttackSettings(candidates="synonyms")
-    assert f"{MEASURED['precision']:.1%}" in candidates_note("validated", "textfooler")
+    from textrobust.validity.people_judge import MEASURED as PEOPLE
+
+    assert f"{PEOPLE['precision']:.1%}" in candidates_note("validated", "textfooler")
     assert "--candidates paper" in candidates_note("paper", "textfooler")
 
 

@@ -25,12 +25,12 @@ def headline(label: str, value: Any, fmt: Format = "float", note: str | None = N
 
 def source_name(candidates: str) -> str:
     """How a section names its substitutes in a sentence (the verdict's points)."""
-    return "validated synonyms" if candidates == "validated" else "the paper's substitutes"
+    return "validated substitutes" if candidates == "validated" else "the paper's substitutes"
 
 
 def candidates_headline(candidates: str, paper_source: str) -> Headline:
-    """The headline naming a section's substitutes and how often they keep the meaning
-    (measured on the labelled substitution set); ``paper_source`` names the paper's own."""
+    """The headline naming a section's substitutes and how often people accept them
+    (measured on held-out SWORDS); ``paper_source`` names the paper's own."""
     from textrobust.attack.candidates.choice import choice_note
 
     return headline("substitutes (--candidates)", candidates, "text", choice_note(candidates, paper_source))
