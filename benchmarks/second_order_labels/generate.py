@@ -116,9 +116,11 @@ def load_sentences() -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def _plan(half: str, limit: int | None) -> list[dict[str, str]]:
-    """The sentences of ``half`` in run order: corpora interleaved 2:1 (RT, RT, tweet)."""
-    rows = [r for r in load_sentences() if half in ("all", r["half"])]
+def _plan(half: str, limit: int | None, after_row: int = 0) -> list[dict[str, str]]:
+    """The sentences of ``half`` in run order: corpora interleaved 2:1 (RT, RT, tweet);
+    with ``after_row``, only the rows of ``sentences.tsv`` after that many (those appended by
+    a later ``extend``)."""
+    rows = [r for r in load_sentences()[after_row:] if half in ("all", r["half"])]
     rt = [r for r in rows if r["corpus"] == "rotten_tomatoes"]
     tw = [r for r in rows if r["corpus"] == "tweets"]
     out: list[dict[str, str]] = []
@@ -164,7 +166,7 @@ def run(args: argparse.Namespace) -> None:
                                patches=PatchFinder(layer, patch_synonyms(settings.candidates)),
                                budget=settings.budget, min_gap=settings.min_gap, name=settings.method,
                                checks=checks)
-    plan = _plan(args.half, None)
+    plan = _plan(args.half, None, args.after_row)
     if args.reverse:
         plan = plan[::-1]
     if args.limit:
@@ -192,6 +194,7 @@ def run(args: argparse.Namespace) -> None:
             "search_seconds": round(r.seconds, 2), "fill_requests": r.fill_requests,
             "ppl_x0": ppl[0] if ppl else None, "ppl_neighbour": ppl[1] if ppl else None,
             "extras": {k: v for k, v in r.extras.items() if isinstance(v, (int, float, str))},
+            "accepted": r.extras.get("accepted", []),
             "load_average": [round(v, 2) for v in os.getloadavg()],
         }
         with out.open("a") as f:
@@ -372,6 +375,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--skip-used", action="store_true", help="skip sentences in any other findings file of the work folder")
     p.add_argument("--reverse", action="store_true", help="the plan from its end (a second process on other sentences)")
+    p.add_argument("--after-row", type=int, default=0, help="only sentences.tsv rows after this many (a later extend's)")
     p.add_argument("--out", required=True)
     c = sub.add_parser("chunks")
     c.add_argument("--phase", type=int, required=True)
