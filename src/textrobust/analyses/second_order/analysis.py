@@ -54,9 +54,11 @@ DEFAULT_MAX_K = {"so-beam": 1, "so-enum": 2, "random": 6}
 #: Issue 38's checks of a vulnerable example, as shipped (see
 #: :mod:`textrobust.analyses.second_order.checks`; the paper: 0, 0 = off, False, False),
 #: chosen on the dev half of the labelled findings (benchmarks/results/second_order.md): a
-#: flip 0.05 from the boundary on both sides, a neighbour no less fluent than x0 under Gemma.
+#: flip 0.05 from the boundary on both sides, a neighbour more fluent than x0 under Gemma:
+#: its perplexity at most 0.9 times x0's (issue 48, with one changed word: on the dev half,
+#: the Neighbor_1 findings read 0.94 as natural as x0 at 0.9, 0.90 at issue 38's 1.0).
 DEFAULT_MARGIN = 0.05
-DEFAULT_FLUENCY = 1.0
+DEFAULT_FLUENCY = 0.9
 DEFAULT_SENTENCES = True
 DEFAULT_POS_CHECK = True
 #: Neighbours change content words only (never a stop word, never into one): issue 38's
@@ -108,7 +110,8 @@ class SecondOrderSettings(Settings):
                           "when it and its patched twin are both at least this far from the decision boundary "
                           "(0 = the paper's count).")
     fluency: float = Field(default=DEFAULT_FLUENCY, ge=0.0, description="Fluency floor: the vulnerable "
-                           "example's perplexity (Gemma) at most this times x0's (>= 1; 0: off, the paper).")
+                           "example's perplexity (Gemma) at most this times x0's (x0 itself always passes; 0: off, "
+                           "the paper).")
     sentences: bool = Field(default=DEFAULT_SENTENCES, description="Neighbours stay sentences: never turn a "
                             "content word into a stop word or repeat the word beside it.")
     pos_check: bool = Field(default=DEFAULT_POS_CHECK, description="Changed words and the patch keep their part "
@@ -204,9 +207,6 @@ def check_fill_in(name: str, owner: str) -> None:
 def build_checks(settings: SecondOrderSettings, perplexity: Any = None) -> SecondOrderChecks:
     """The checks of a vulnerable example that ``settings`` ask for (``perplexity``: texts ->
     perplexities for the fluency floor; None: Gemma, loaded on first use)."""
-    if 0 < settings.fluency < 1:
-        raise ConfigError(f"The 'fluency' parameter of SecondOrderSettings must be 0 (off) or >= 1 (a perplexity "
-                          f"ratio to x0). Got {settings.fluency} instead.")
     return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency or None,
                              no_fragments=settings.sentences, pos_in_context=settings.pos_check,
                              content_only=settings.content, fluent_first=settings.fluent_first,
@@ -346,13 +346,13 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
         l0_title="Words changed from x0 to the vulnerable example", l0_chart_title="words changed (l0; 0 = x0 itself)",
         l0_caption="l0 = 0: the test sentence itself is flipped by the patch (a first-order adversarial example)."
     ) if results else []
-    successes = sorted((r for r in results if r.status is Status.SUCCEEDED and r.patch is not None),
-                       key=lambda r: r.l0 == 0)  # neighbours first, x0 itself last
+    successes = sorted((r for r in results if r.status is Status.SUCCEEDED and r.patch is not None), key=evidence_order)
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.vulnerable,
                             r.patch.apply(r.vulnerable), _argmax(r.vulnerable_probabilities),
                             _argmax(r.vulnerable_patched_probabilities),
                             f"patch {r.patch.source} -> {r.patch.target}; " +
-                            ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}"))
+                            ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}") +
+                            f"; {_scores_note(r)}")
                 for r in successes if r.patch is not None][:12]
     risk = s.success_rate if not math.isnan(s.success_rate) else None
     point = None if risk is None else (
@@ -364,9 +364,50 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
     return Section(heads, tables, figures, examples, risk=risk, point=point)
 
 
+def fluency_ratio(result: SecondOrderResult) -> float | None:
+    """The naturalness check's score of a finding: the vulnerable example's perplexity
+    (Gemma) over x0's (1.0 for x0 itself; lower is more fluent), from the run's quality
+    figures or the checks' record of the flips they accepted; None when neither was kept."""
+    if result.l0 == 0:
+        return 1.0
+    before, after = result.extras.get("perplexity_before"), result.extras.get("perplexity_after")
+    if before and after is not None:
+        return float(after) / float(before)
+    text = str(result.vulnerable)
+    return next((float(ratio) for found, ratio, *_ in result.extras.get("accepted", ())
+                 if found == text and ratio is not None), None)
+
+
+def flip_clearance(result: SecondOrderResult) -> float:
+    """How clear the flip is: the smaller distance of the vulnerable example and its patched
+    twin from the decision boundary (0 when the patched probabilities are unknown)."""
+    from textrobust.analyses.second_order.checks import boundary_distance
+
+    if result.vulnerable_patched_probabilities is None:
+        return 0.0
+    rows = np.array([result.vulnerable_probabilities, result.vulnerable_patched_probabilities])
+    return float(boundary_distance(rows).min())
+
+
+def evidence_order(result: SecondOrderResult) -> tuple[bool, float, float]:
+    """The report's order of findings, best evidence first (issue 48): x0 itself (a test
+    sentence, as natural as it gets), then the neighbours by their naturalness check's score
+    (perplexity over x0's, lowest first; unknown last), each group's clearer flips first."""
+    ratio = fluency_ratio(result)
+    return (result.l0 > 0, round(ratio, 2) if ratio is not None else math.inf, -flip_clearance(result))
+
+
+def _scores_note(result: SecondOrderResult) -> str:
+    ratio = fluency_ratio(result)
+    fluency = "n/a" if ratio is None else f"{ratio:.2f}"
+    return (f"naturalness check: perplexity {fluency} x x0's; flip {flip_clearance(result):.2f} from the decision "
+            "boundary")
+
+
 def three_findings(results: Sequence[SecondOrderResult], label_names: Sequence[str]) -> Any:
-    """A table of findings to read: the test sentence, the neighbour found, the patch, and
-    the victim's probability of the neighbour's label before and after the patch."""
+    """A table of findings to read: the test sentence, the neighbour found, the patch, the
+    victim's probability of the neighbour's label before and after the patch, and the
+    naturalness check's score (the neighbour's perplexity over x0's)."""
     from textrobust.analyses.sections import table
 
     rows = []
@@ -375,12 +416,17 @@ def three_findings(results: Sequence[SecondOrderResult], label_names: Sequence[s
             continue
         label = _argmax(r.vulnerable_probabilities) or 0
         name = label_names[label] if label < len(label_names) else str(label)
+        ratio = fluency_ratio(r)
         rows.append([str(r.original), "(x0 itself)" if r.l0 == 0 else str(r.vulnerable),
                      f"{r.patch.source} -> {r.patch.target}",
-                     f"P({name}) {r.vulnerable_probabilities[label]:.2f} -> {r.vulnerable_patched_probabilities[label]:.2f}"])
-    return table("findings to read", ["test sentence (x0)", "neighbour found", "patch", "probability before -> after"],
-                 rows, note="Read them: is the neighbour a sentence a person would write, is the patch a synonym "
-                            "here, and is the flip more than a near tie?")
+                     f"P({name}) {r.vulnerable_probabilities[label]:.2f} -> {r.vulnerable_patched_probabilities[label]:.2f}",
+                     "n/a" if ratio is None else f"{ratio:.2f}"])
+    return table("findings to read", ["test sentence (x0)", "neighbour found", "patch", "probability before -> after",
+                                      "perplexity / x0's"],
+                 rows, note="The best evidence first: x0 itself, then the most fluent neighbours (perplexity under "
+                            "Gemma over x0's, the naturalness check's score), the clearer flips first. Read them: is "
+                            "the neighbour a sentence a person would write, is the patch a synonym here, and is the "
+                            "flip more than a near tie?")
 
 
 def _argmax(values: Sequence[float] | None) -> int | None:

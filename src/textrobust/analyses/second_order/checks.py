@@ -12,7 +12,8 @@ vulnerable example may have to pass these checks before it counts:
   boundary, measured as half the gap between the two largest probabilities (for two classes
   ``|p(positive) - 0.5|``). ``margin = 0`` is the paper's count (any flip).
 - ``fluency``: a floor relative to ``x0``: the causal LM's perplexity of ``x~0`` is at most
-  ``fluency`` times that of ``x0`` (None: no floor). Asked only of would-be successes, so it
+  ``fluency`` times that of ``x0`` (None: no floor; below 1: more fluent than ``x0``; ``x0``
+  itself always passes). Asked only of would-be successes, so it
   costs a few LM calls per example, not one per neighbour.
 - ``no_fragments``: a neighbour never replaces a content word by a stop word or a
   non-word, and never makes a word equal to the word beside it ("Thanks to to Williams";
@@ -176,10 +177,10 @@ class SecondOrderChecks:
     def __post_init__(self) -> None:
         if not 0.0 <= self.margin < 0.5:
             raise ConfigError(f"The 'margin' parameter of SecondOrderChecks must be in [0, 0.5). Got {self.margin}.")
-        if self.fluency is not None and self.fluency < 1.0:
+        if self.fluency is not None and not self.fluency > 0.0:
             raise ConfigError(
-                f"The 'fluency' parameter of SecondOrderChecks must be >= 1 (a perplexity ratio to x0) or None. "
-                f"Got {self.fluency}.")
+                f"The 'fluency' parameter of SecondOrderChecks must be > 0 (the most perplexity of x~0 as a multiple "
+                f"of x0's) or None (off). Got {self.fluency}.")
 
     @property
     def active(self) -> bool:
