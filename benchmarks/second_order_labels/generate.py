@@ -10,6 +10,8 @@ patch keeps the sentiment a reader gives (Table 4).
     python benchmarks/second_order_labels/generate.py extend --n 120 --round 1   # append more (a pool spent)
     python benchmarks/second_order_labels/generate.py run --victim V --victim-name cnn --half dev --phase 1 \
         --settings baseline --out /work/labelwork/so/findings_p1_cnn.jsonl
+    python benchmarks/second_order_labels/generate.py floor --fluency 0.9 --name neighbor1 --other neighbor1_f1.0 \
+        --out FLOORED FINDINGS...                                          # a stricter floor, post hoc (exact)
     python benchmarks/second_order_labels/generate.py chunks --phase 1 FINDINGS...   # blinded chunks + key
     python benchmarks/second_order_labels/generate.py merge               # labels_*.tsv -> labelled.tsv
 
@@ -202,6 +204,43 @@ def run(args: argparse.Namespace) -> None:
         print(row["example_id"], r.status.value, record["seconds"], flush=True)
 
 
+def chosen_ratio(rec: dict[str, Any]) -> float | None:
+    """The perplexity ratio to x0 that the checks measured for a success's neighbour (1.0 for
+    x0 itself; None when the run kept no record of it)."""
+    if rec["l0"] == 0:
+        return 1.0
+    return next((ratio for text, ratio, *_ in rec.get("accepted") or () if text == rec["neighbour"]), None)
+
+
+def floor(args: argparse.Namespace) -> None:
+    """Split a run's findings made with one fluency floor by a stricter one (issue 48). With
+    ``fluent_first`` and one changed word the search reports the most fluent flip that passed
+    the checks, so the findings a stricter floor keeps are exactly what a run with it reports
+    (the others would have failed; x0 itself always passes): those are renamed ``--name``
+    (their settings' fluency set to ``--fluency``), the rest ``--other``. Failures and skips keep ``--name`` too (a
+    stricter floor fails them as well)."""
+    out = Path(args.out)
+    kept = other = 0
+    with out.open("w") as f:
+        for path in args.findings:
+            for line in Path(path).read_text().splitlines():
+                if not line.strip():
+                    continue
+                rec = json.loads(line)
+                settings = rec["settings_json"]
+                if not (settings.get("fluent_first") and (settings.get("max_k") or 1) == 1):
+                    raise SystemExit(f"{path}: {rec['example_id']} was not made with fluent_first and max_k 1")
+                ratio = chosen_ratio(rec) if rec["status"] == "succeeded" else None
+                if rec["status"] == "succeeded" and rec["l0"] > 0 and (ratio is None or ratio > args.fluency):
+                    rec = {**rec, "settings": args.other}
+                    other += 1
+                else:
+                    rec = {**rec, "settings": args.name, "settings_json": {**settings, "fluency": args.fluency}}
+                    kept += rec["status"] == "succeeded"
+                f.write(json.dumps(rec) + "\n")
+    print(json.dumps({"kept": kept, "other": other, "file": str(out)}))
+
+
 # ---- blinded chunks -------------------------------------------------------------------------------
 CHUNK_COLUMNS = ("item", "x0", "x0_patched", "neighbour", "neighbour_patched", "patch")
 
@@ -252,7 +291,7 @@ def make_chunks(args: argparse.Namespace) -> None:
     written = []
     for j, chunk in enumerate(chunks):
         written.append(_write_chunk(WORK / f"chunk_{first + j:02d}.tsv", chunk))
-    doubles = rng.sample(items, len(items) // 4)
+    doubles = rng.sample(items, -(-len(items) // 4))  # at least a quarter
     rng.shuffle(doubles)
     dchunks = [doubles[i:i + size] for i in range(0, len(doubles), size)]
     if len(dchunks) > 1 and len(dchunks[-1]) < 50:
@@ -377,6 +416,12 @@ def main() -> None:
     p.add_argument("--reverse", action="store_true", help="the plan from its end (a second process on other sentences)")
     p.add_argument("--after-row", type=int, default=0, help="only sentences.tsv rows after this many (a later extend's)")
     p.add_argument("--out", required=True)
+    fl = sub.add_parser("floor", help="split findings by a stricter fluency floor (fluent_first, max_k 1)")
+    fl.add_argument("--fluency", type=float, required=True)
+    fl.add_argument("--name", required=True, help="the settings name of the findings the floor keeps")
+    fl.add_argument("--other", required=True, help="the settings name of the others")
+    fl.add_argument("--out", required=True)
+    fl.add_argument("findings", nargs="+")
     c = sub.add_parser("chunks")
     c.add_argument("--phase", type=int, required=True)
     c.add_argument("--first-chunk", type=int, default=1)
@@ -385,7 +430,8 @@ def main() -> None:
     m = sub.add_parser("merge")
     m.add_argument("--out", help="write here instead of the shipped labelled.tsv")
     args = parser.parse_args()
-    {"split": make_split, "extend": extend_split, "run": run, "chunks": make_chunks, "merge": merge}[args.command](args)
+    {"split": make_split, "extend": extend_split, "run": run, "floor": floor, "chunks": make_chunks,
+     "merge": merge}[args.command](args)
 
 
 if __name__ == "__main__":
