@@ -126,7 +126,7 @@ def test_settings_build_checks_and_validate() -> None:
     assert checks.describe() == {"margin": 0.1, "fluency": 1.5, "no_fragments": True, "content_only": True,
                                  "pos_in_context": True, "fluent_first": True}
     assert not build_checks(SecondOrderSettings(margin=0.0, fluency=0.0, sentences=False,
-                                                pos_check=False, content=False, fluent_first=False)).active
+                                                pos_check=False, content=False, pick="clearest")).active
     assert build_checks(SecondOrderSettings(fluency=0.5)).fluency == 0.5  # below 1: more fluent than x0
     with pytest.raises(ConfigError, match="margin"):
         SecondOrderChecks(margin=0.6)
@@ -139,7 +139,7 @@ def test_the_shipped_default_is_neighbor_1_more_fluent_than_x0_the_most_fluent_f
     from textrobust.analyses.second_order.analysis import second_order_search
 
     settings = SecondOrderSettings()
-    assert (settings.max_k, settings.fluency, settings.fluent_first, settings.content) == (None, 0.9, True, True)
+    assert (settings.max_k, settings.fluency, settings.pick, settings.content) == (None, 0.9, "fluent", True)
     assert repr(second_order_search(settings, 0)) == "BeamSearch(beam_width=20, max_depth=1)"
     assert repr(second_order_search(SecondOrderSettings(max_k=3), 0)) == "BeamSearch(beam_width=20, max_depth=3)"
 

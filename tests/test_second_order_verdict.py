@@ -14,7 +14,7 @@ from textrobust.audit.verdict import verdict
 CHECKS = {"margin": 0.1, "fluency": 1.5, "sentences": True, "pos_check": True, "max_k": 3}
 #: Issue 48's shipped default as a section's settings record it
 DEFAULT = {"max_k": None, "margin": 0.05, "fluency": 0.9, "sentences": True, "pos_check": True, "content": True,
-           "fluent_first": True}
+           "pick": "fluent"}
 ATTACK = {"name": "attack", "risk": 0.105, "point": "attack point", "settings": {"candidates": "validated"}}
 
 
@@ -96,5 +96,5 @@ def test_the_default_and_issue_38s_wider_search_are_told_apart(monkeypatch: pyte
     stub_evidence(monkeypatch, 0.96, 0.9, 70)
     assert reader_evidence(DEFAULT) is not None
     assert reader_evidence({**DEFAULT, "max_k": 3}) is None  # SO-Beam's wider search: not what was read
-    assert reader_evidence({**DEFAULT, "fluent_first": False}) is None
+    assert reader_evidence({**DEFAULT, "pick": "clearest"}) is None
     assert reader_evidence({**DEFAULT, "fluency": 1.0}) is None

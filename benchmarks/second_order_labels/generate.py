@@ -214,7 +214,7 @@ def chosen_ratio(rec: dict[str, Any]) -> float | None:
 
 def floor(args: argparse.Namespace) -> None:
     """Split a run's findings made with one fluency floor by a stricter one (issue 48). With
-    ``fluent_first`` and one changed word the search reports the most fluent flip that passed
+    ``pick = "fluent"`` and one changed word the search reports the most fluent flip that passed
     the checks, so the findings a stricter floor keeps are exactly what a run with it reports
     (the others would have failed; x0 itself always passes): those are renamed ``--name``
     (their settings' fluency set to ``--fluency``), the rest ``--other``. Failures and skips keep ``--name`` too (a
@@ -228,8 +228,9 @@ def floor(args: argparse.Namespace) -> None:
                     continue
                 rec = json.loads(line)
                 settings = rec["settings_json"]
-                if not (settings.get("fluent_first") and (settings.get("max_k") or 1) == 1):
-                    raise SystemExit(f"{path}: {rec['example_id']} was not made with fluent_first and max_k 1")
+                fluent = settings.get("pick") == "fluent" or settings.get("fluent_first")  # the first run's name
+                if not (fluent and (settings.get("max_k") or 1) == 1):
+                    raise SystemExit(f"{path}: {rec['example_id']} was not made with pick fluent and max_k 1")
                 ratio = chosen_ratio(rec) if rec["status"] == "succeeded" else None
                 if rec["status"] == "succeeded" and rec["l0"] > 0 and (ratio is None or ratio > args.fluency):
                     rec = {**rec, "settings": args.other}
@@ -416,7 +417,7 @@ def main() -> None:
     p.add_argument("--reverse", action="store_true", help="the plan from its end (a second process on other sentences)")
     p.add_argument("--after-row", type=int, default=0, help="only sentences.tsv rows after this many (a later extend's)")
     p.add_argument("--out", required=True)
-    fl = sub.add_parser("floor", help="split findings by a stricter fluency floor (fluent_first, max_k 1)")
+    fl = sub.add_parser("floor", help="split findings by a stricter fluency floor (pick fluent, max_k 1)")
     fl.add_argument("--fluency", type=float, required=True)
     fl.add_argument("--name", required=True, help="the settings name of the findings the floor keeps")
     fl.add_argument("--other", required=True, help="the settings name of the others")

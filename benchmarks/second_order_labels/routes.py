@@ -12,7 +12,7 @@ Routes:
 - (a) one changed word (the paper's Neighbor_1), content words only, a neighbour no less
   fluent than x0 (Gemma perplexity ratio <= 1): what the search with ``max_k = 1`` and
   issue 38's checks reports; stricter fluency floors beside it.
-- (b) the most fluent of a step's vulnerable neighbours (``fluent_first``): the labelled set
+- (b) the most fluent of a step's vulnerable neighbours (``pick = "fluent"``): the labelled set
   holds one neighbour per finding, so only its premise is measurable here: within route (a),
   the more fluent half of the findings against the less fluent half.
 - (c) a trained neighbour check: a logistic model of "a reader gives the neighbour 4 or 5"

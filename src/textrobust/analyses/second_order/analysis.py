@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -39,7 +39,7 @@ from textrobust.analyses.second_order.checks import SecondOrderChecks
 from textrobust.analyses.second_order.method import SecondOrderResult
 from textrobust.sections import Section
 
-__all__ = ["DEFAULT_CONTENT", "DEFAULT_FLUENCY", "DEFAULT_FLUENT_FIRST", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_SENTENCES", "DEFAULT_POS_CHECK",
+__all__ = ["DEFAULT_CONTENT", "DEFAULT_FLUENCY", "DEFAULT_PICK", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_SENTENCES", "DEFAULT_POS_CHECK",
            "build_checks", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
 
@@ -66,10 +66,12 @@ DEFAULT_POS_CHECK = True
 #: touched no stop word lost 1.33 naturalness points against 2.69 for all; 1.47 against 2.54 on
 #: the 54 dev findings read by the end of the round; benchmarks/results/second_order.md).
 DEFAULT_CONTENT = True
-#: Of the vulnerable neighbours one search step finds, report the most fluent (lowest Gemma
-#: perplexity relative to x0) rather than the clearest flip (issue 48; the paper: the
-#: smallest Eq. 4 loss). The flips all clear the margin; the fluency is what readers judge.
-DEFAULT_FLUENT_FIRST = True
+#: Which of the vulnerable neighbours one search step finds is reported: ``fluent``, the most
+#: fluent (lowest Gemma perplexity relative to x0; issue 48), or ``clearest``, the clearest
+#: flip (the paper: the smallest Eq. 4 loss). The flips all clear the margin; the fluency is
+#: what readers judge.
+DEFAULT_PICK = "fluent"
+Pick = Literal["fluent", "clearest"]
 
 
 class SecondOrderSettings(Settings):
@@ -85,7 +87,8 @@ class SecondOrderSettings(Settings):
     Issue 38's checks of a vulnerable example (:mod:`textrobust.analyses.second_order.checks`):
     ``margin`` from the decision boundary (0: the paper's count), ``fluency`` floor relative
     to x0 (0: off), ``sentences``, ``pos_check``, ``content`` (content words only),
-    ``fluent_first`` (issue 48: the most fluent of a step's vulnerable neighbours); whether second-order then sets the
+    ``pick`` (issue 48: report the most fluent of a step's vulnerable neighbours, or the
+    clearest flip); whether second-order then sets the
     verdict's level depends on people's reading of such findings
     (:mod:`textrobust.analyses.second_order.evidence`)."""
 
@@ -118,9 +121,8 @@ class SecondOrderSettings(Settings):
                             "of speech in context.")
     content: bool = Field(default=DEFAULT_CONTENT, description="Neighbours change content words only: never a "
                           "stop word, never into one (--no-content: any word, the paper).")
-    fluent_first: bool = Field(default=DEFAULT_FLUENT_FIRST, description="Of the vulnerable neighbours a search "
-                               "step finds, report the most fluent under Gemma (--no-fluent-first: the clearest "
-                               "flip, the paper).")
+    pick: Pick = Field(default=DEFAULT_PICK, description="Of the vulnerable neighbours a search step finds, "
+                       "report the most fluent under Gemma (fluent) or the clearest flip (clearest, the paper).")
 
 
 #: The paper's patch pairs, as built here (``--candidates paper``).
@@ -209,7 +211,7 @@ def build_checks(settings: SecondOrderSettings, perplexity: Any = None) -> Secon
     perplexities for the fluency floor; None: Gemma, loaded on first use)."""
     return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency or None,
                              no_fragments=settings.sentences, pos_in_context=settings.pos_check,
-                             content_only=settings.content, fluent_first=settings.fluent_first,
+                             content_only=settings.content, fluent_first=settings.pick == "fluent",
                              perplexity=perplexity)
 
 
@@ -257,7 +259,7 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         layer = context.layer
         neighbourhood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
         lm = None
-        if s.quality or s.fluency or s.fluent_first:
+        if s.quality or s.fluency or s.pick == "fluent":
             from textrobust.lm import CausalLM
 
             lm = CausalLM.default(placement=context.placement)

@@ -46,7 +46,7 @@ class ReaderEvidence:
 
     name: str
     # max_k, margin, fluency (None: off), sentences, pos_check, content (content words only),
-    # fluent_first (the most fluent of a step's vulnerable neighbours)
+    # fluent first (pick = "fluent": the most fluent of a step's vulnerable neighbours)
     checks: tuple[int, float, float | None, bool, bool, bool, bool]
     naturalness_drop: float
     patch_keeps: float
@@ -88,7 +88,7 @@ def _checks_of(settings: Mapping[str, Any]) -> tuple[int, float, float | None, b
     return (int(settings.get("max_k") or DEFAULT_MAX_K["so-beam"]), round(float(settings.get("margin") or 0.0), 4),
             None if fluency is None else round(float(fluency), 4), bool(settings.get("sentences", False)),
             bool(settings.get("pos_check", False)), bool(settings.get("content", False)),
-            bool(settings.get("fluent_first", False)))
+            settings.get("pick", "clearest") == "fluent")
 
 
 def reader_evidence(settings: Mapping[str, Any]) -> ReaderEvidence | None:
