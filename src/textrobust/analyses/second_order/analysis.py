@@ -70,8 +70,8 @@ DEFAULT_CONTENT = True
 #: fluent (lowest Gemma perplexity relative to x0; issue 48), or ``clearest``, the clearest
 #: flip (the paper: the smallest Eq. 4 loss). The flips all clear the margin; the fluency is
 #: what readers judge.
-DEFAULT_PICK = "fluent"
 Pick = Literal["fluent", "clearest"]
+DEFAULT_PICK: Pick = "fluent"
 
 
 class SecondOrderSettings(Settings):
