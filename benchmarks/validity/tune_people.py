@@ -201,7 +201,9 @@ def stage2_rows(path: Path, targets: Sequence[SwordsTarget], rows: Sequence[dict
             text, position = target.in_sentence()
             items = [(position, rows[i]["form"]) for i in idx]
             scores = source.scorer.score(text, items)
-            kept = source._tags_kept(text, source._tags(text), items)
+            from textrobust.attack.candidates.tagging import tags_kept
+
+            kept = tags_kept(source.tagger, text, source._tags(text), items)
             for i, sc, tag_kept in zip(idx, scores, kept):
                 extra = {"reverse": -20.0 if sc.reverse is None else float(sc.reverse),
                          "reverse_missing": float(sc.reverse is None), "validation": float(sc.validation),

@@ -60,7 +60,7 @@ from pydantic import Field
 
 from textrobust.attack.candidates.inflection import inflect, is_word, lemma_in_slot, lemmatize, match_case
 from textrobust.attack.candidates.polarity import PolarityLexicon
-from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
+from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger, tags_kept
 from textrobust.attack.candidates.validated import FUNCTION_ADVERB, NAME, position_guard
 from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
 from textrobust.attack.problem import Substitution
@@ -68,7 +68,7 @@ from textrobust.config import Config
 from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
-from textrobust.validity.cache import VerdictCache, default_verdict_path, fingerprint
+from textrobust.validity.cache import VerdictCache, default_verdict_path, fingerprint, judged_once
 from textrobust.validity.overrides import UserLabels
 from textrobust.validity.pair_prior import PairPrior, load_pair_prior
 from textrobust.validity.people_judge import FEATURES_ONE, FEATURES_TWO, PeopleJudge, load_people_judge
@@ -359,28 +359,13 @@ class PeopleSubstitutes:
         return tags
 
     def _judged_at(self, text: Text, positions: list[int]) -> dict[int, tuple[PeopleVerdict, ...]]:
-        words = tuple(text.words)
-        missing = [p for p in dict.fromkeys(positions) if (words, p) not in self._judged]
-        if missing:
-            disk = self.verdicts
-            stored = disk.get_many([(words, p) for p in missing]) if disk is not None else {}
-            fresh = {p: tuple(PeopleVerdict.from_dict(d) for d in stored[(words, p)])
-                     for p in missing if (words, p) in stored}
-            todo = [p for p in missing if p not in fresh]
-            if todo:
-                tags = self._tags(text)
-                proposals = {p: self._propose(text, tags, p) for p in todo}
-                judged = self._judge(text, tags, proposals, everything=False, propose=True)
-                for p in todo:
-                    fresh[p] = tuple(judged.get(p, ()))
-                if disk is not None:
-                    disk.put_many([(words, p, [v.as_dict() for v in fresh[p]]) for p in todo])
-            if len(self._judged) + len(fresh) > 50_000:
-                for key in list(self._judged)[: len(self._judged) // 2]:
-                    del self._judged[key]
-            for p in missing:
-                self._judged[(words, p)] = fresh[p]
-        return {p: self._judged[(words, p)] for p in positions}
+        def judge(todo: list[int]) -> dict[int, list[PeopleVerdict]]:
+            tags = self._tags(text)
+            proposals = {p: self._propose(text, tags, p) for p in todo}
+            return self._judge(text, tags, proposals, everything=False, propose=True)
+
+        return judged_once(self._judged, self.verdicts, tuple(text.words), positions, judge,
+                           PeopleVerdict.as_dict, PeopleVerdict.from_dict, 50_000)
 
     def _guarded(self, text: Text, tags: Sequence[PosTag], position: int) -> bool:
         word = text.words[position]
@@ -557,7 +542,7 @@ class PeopleSubstitutes:
         self.stats["second_stage"] += len(second_idx)
         if second_idx:
             scores = self.scorer.score(text, [(first_rows[i][0], first_rows[i][1].form) for i in second_idx])
-            kept_tags = self._tags_kept(text, tags, [(first_rows[i][0], first_rows[i][1].form) for i in second_idx])
+            kept_tags = tags_kept(self.tagger, text, tags, [(first_rows[i][0], first_rows[i][1].form) for i in second_idx])
             for i, s, kept in zip(second_idx, scores, kept_tags):
                 f = first_rows[i][2]
                 f["reverse"] = _MISSING_LP if s.reverse is None else float(s.reverse)
@@ -685,21 +670,6 @@ class PeopleSubstitutes:
             words = list(index)
             found = cache[spaced] = (words, np.asarray([index[w] for w in words], dtype=np.int64))
         return found
-
-    def _tags_kept(self, text: Text, tags: Sequence[PosTag], pairs: list[tuple[int, str]]) -> list[bool]:
-        """Does the tagger read each substitute with the word's part of speech in its new
-        sentence (in a window, as the validated source)?"""
-        changed = [text.replace(p, s) for p, s in pairs]
-        tags_at = getattr(self.tagger, "tags_at", None)
-        if tags_at is not None:
-            fits = [k for k, new in enumerate(changed) if len(new) == len(text)]
-            found = dict(zip(fits, tags_at([changed[k] for k in fits], [pairs[k][0] for k in fits])))
-            return [k in found and found[k].pos == tags[p].pos for k, (p, _) in enumerate(pairs)]
-        out = []
-        for (p, _), new in zip(pairs, changed):
-            new_tags = self.tagger(new)
-            out.append(len(new) == len(text) and len(new_tags) == len(text) and new_tags[p].pos == tags[p].pos)
-        return out
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v}" for k, v in self.config.model_dump().items())
