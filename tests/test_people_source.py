@@ -132,7 +132,7 @@ def test_only_the_first_stages_best_reach_the_second() -> None:
     reached = [v for v in verdicts if v.probability is not None]
     assert len(reached) == 1
     assert {v.reason for v in verdicts if v.probability is None} <= {"first stage", "part of speech or inflection",
-                                                                      "antonym", "rare"}
+                                                                      "antonym", "polarity", "rare"}
     assert source.stats["second_stage"] == 1
 
 
@@ -230,3 +230,13 @@ def test_pair_prior_counts_and_bad_files(tmp_path: Path) -> None:
 def test_a_substitute_that_is_not_one_word_gets_a_verdict_of_zero() -> None:
     (verdict,) = light_source().judge_pairs(Text.from_string("The film"), [(1, "ex-")])
     assert verdict.reason == "not one word" and verdict.probability == 0.0
+
+
+def test_a_change_of_sentiment_strength_is_dropped_before_judging_and_zero_after_the_fact() -> None:
+    source = light_source(max_valence_change=1.0)
+    good = {v.substitute: v for v in source.evidence(Text.from_string("a good film"), 1)}
+    assert good["great"].reason == "polarity" and good["great"].probability is None  # 1.9 -> 3.1
+    (after,) = source.judge_pairs(Text.from_string("a good film"), [(1, "great")])
+    assert after.reason == "polarity" and after.probability == 0.0
+    lenient = {v.substitute: v for v in light_source(max_valence_change=None).evidence(Text.from_string("a good film"), 1)}
+    assert lenient["great"].reason != "polarity"
