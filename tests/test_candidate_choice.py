@@ -88,7 +88,7 @@ def test_tef_second_order_and_msr_take_the_choice() -> None:
     assert "EmbeddingNeighbours" in repr(paper["tef"])
     assert list(candidate_sources(AttributionSettings(attacks=("tef", "tea"), candidates="paper"))) == ["tef", "tea"]
     assert patch_synonyms("paper") is None  # PatchFinder's default, the project's stand-in for the paper's
-    assert patch_synonyms("validated") is shared_validated()
+    assert patch_synonyms("validated") is shared_labelled()  # the patches the readers read (issue 48)
 
 
 def test_top_candidates_and_content_positions_keep_the_protocol() -> None:

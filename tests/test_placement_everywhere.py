@@ -127,6 +127,7 @@ def validated_calls(monkeypatch: pytest.MonkeyPatch) -> list[Placement | None]:
         raise _Stop
 
     monkeypatch.setattr(choice, "validated_source", record)
+    monkeypatch.setattr(choice, "shared_labelled", record)  # second-order's patch pairs (issue 48's readers)
     monkeypatch.setattr("textrobust.analyses.radius.method.validated_source", record)
     return calls
 

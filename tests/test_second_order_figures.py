@@ -61,17 +61,20 @@ RERUN: dict[str, dict[str, Any]] = {
 
 @pytest.mark.heavy
 def test_the_default_search_still_finds_what_people_read() -> None:
-    """Rerun SO-Beam on two read findings of the default CNN made with today's source
-    (phase 4 onward; the shipped default's when people have read them): the same neighbour
-    and patch come back, so the people's figures still describe what the search reports."""
+    """Rerun SO-Beam on two read findings of the default CNN made with the patch source they
+    were made with (phase 4 onward; the shipped default's when people have read them): the
+    same neighbour and patch come back, so the people's figures still describe what the search
+    reports. The read rounds drew patches from issue 39's validated source (registered as
+    ``validated_labelled`` since issue 46, whose source learned from people is the default
+    now): the rerun uses it, and the figures describe those patches."""
     from textrobust.analyses.second_order import Neighbourhood, PatchFinder, SecondOrderAttack
     from textrobust.analyses.second_order.analysis import (
         SecondOrderSettings,
         build_checks,
-        patch_synonyms,
         second_order_search,
     )
     from textrobust.assets import cache_dir
+    from textrobust.attack.candidates.choice import shared_labelled
     from textrobust.attack.results import Status
     from textrobust.data.examples import Example
     from textrobust.fill_in.neighbourhood import load_fill_in
@@ -88,7 +91,7 @@ def test_the_default_search_still_finds_what_people_read() -> None:
     attack = SecondOrderAttack(layer, Neighbourhood(load_fill_in(settings.fill_in), kappa=settings.kappa,
                                                     delta=settings.delta),
                                second_order_search(settings, 0),
-                               patches=PatchFinder(layer, patch_synonyms(settings.candidates)),
+                               patches=PatchFinder(layer, shared_labelled()),
                                budget=settings.budget, min_gap=settings.min_gap, checks=build_checks(settings))
     assert len(rows) == 2
     for row in rows:

@@ -332,14 +332,22 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
 
 
 def patch_synonyms(candidates: str, placement: Placement | None = None, user_labels: Any | None = None) -> Any:
-    """The patch pairs' synonyms: the validated source (its models on ``placement``; None:
-    the CPU in float32; a user's ``--labelled`` substitutions applied when given), or None
-    for the paper's stand-in (:func:`~textrobust.analyses.second_order.patch.default_synonyms`)."""
+    """The patch pairs' synonyms: issue 39's validated source (``validated_labelled``; its
+    models on ``placement``; None: the CPU in float32; a user's ``--labelled`` substitutions
+    applied when given), or None for the paper's stand-in
+    (:func:`~textrobust.analyses.second_order.patch.default_synonyms`).
+
+    Since issue 46 the other analyses draw from the source learned from people; second-order
+    keeps issue 39's for its patch pairs, because the readers' figures that gate it (issue 48:
+    118 findings, rounds 8-9) were made with those pairs, and a patch must be a clear synonym
+    (issue 39's source: 61.9% acceptable on held-out SWORDS at 0.20 per word, the new one 55.7%
+    at 1.02). Reading findings made with the new source's patches is the next round's work."""
     if candidates == "paper":
         return None
-    from textrobust.attack.candidates.choice import validated_source
+    from textrobust.attack.candidates.choice import shared_labelled
 
-    return validated_source(placement=placement, user_labels=user_labels)
+    labels = {} if user_labels is None else {"user_labels": user_labels}
+    return shared_labelled(placement=placement, **labels)
 
 
 def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderResult], label_names: Sequence[str],
