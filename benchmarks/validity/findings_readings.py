@@ -4,7 +4,8 @@ Five steps, each a subcommand (``--work``: the folder outside the repository tha
 runs, the findings, the reader chunks and the labels; default /work/labelwork/findings47)::
 
     PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/validity/findings_readings.py generate \\
-        --victim cnn=default --victim minilm=/work/labelwork/so48/minilm --setting 0.5 --setting 0.2
+        --victim cnn=default --victim minilm=/work/labelwork/so48/minilm --setting 0.2=75 --setting 0.5 \\
+        --target 45 --max-batch 100 --stop-at 16:35 --final
     PYTHONPATH=src .venv/bin/python benchmarks/validity/findings_readings.py chunks --final
     PYTHONPATH=src .venv/bin/python benchmarks/validity/findings_readings.py merge
     PYTHONPATH=src .venv/bin/python benchmarks/validity/findings_readings.py measure \\
@@ -13,15 +14,16 @@ runs, the findings, the reader chunks and the labels; default /work/labelwork/fi
 
 **generate**: the default attack (``textrobust attack``, textfooler, the validated source, no
 query budget, quality off) at each ``--setting`` of ``min_validity`` on each victim and corpus
-(a *cell*), over TEST-split sentences (``attack_runs.py`` draws them; never the dev sentences ``min_validity.py`` tunes on),
-round after round until a cell has ``--target`` findings or ``--max-rounds`` batches (a
-cell's first run takes ``--batch`` sentences, a later one as many as its yield so far says
-the missing findings need, at most ``--max-batch``; a cell's runs take consecutive sentences
-of the one shuffled pool, so every cell starts from the same sentences). Every
-flip is re-judged by the current judge and appended to ``findings.jsonl`` (victim, corpus,
-setting, example id, original, changed, swaps, probability, draws); every run's attacked
-count to ``runs.jsonl``. Resumable: a run already in ``runs.jsonl`` is not redone. After
-each run the new findings are cut into chunks (``chunks``).
+(a *cell*), over TEST-split sentences (``attack_runs.py`` draws them; never the dev sentences
+``min_validity.py`` tunes on), round after round until a cell has ``--target`` findings
+(``--setting 0.2=75``: that setting's own target), or after ``--max-rounds`` rounds, or at
+``--stop-at``. A cell's first run takes ``--batch`` sentences, a later one as many as its
+yield so far says its missing findings need (at most ``--max-batch``); a cell's runs take
+consecutive sentences of one seeded shuffle of the pool, so every cell starts from the same
+sentences. Every flip is re-judged by the current judge and appended to ``findings.jsonl``
+(victim, corpus, setting, example id, original, changed, swaps, probability, draws); every
+run's attacked count to ``runs.jsonl``. Resumable: a run already in ``runs.jsonl`` is not
+redone. After each run the new findings are cut into chunks (``chunks``).
 
 **chunks**: every finding not yet in a chunk, blinded: one *item* per distinct (original,
 changed) pair (two cells that found the same flip share its reading), an opaque id, the
@@ -103,15 +105,26 @@ def generate(args: argparse.Namespace) -> None:
     (work / "runs").mkdir(parents=True, exist_ok=True)
     (work / "data").mkdir(parents=True, exist_ok=True)
     victims = [spec.partition("=")[::2] for spec in args.victim]
-    cells = [(name, path, corpus, setting) for name, path in victims for corpus in args.corpus
-             for setting in args.setting]
+    settings = [(float(spec.partition("=")[0]), int(spec.partition("=")[2] or args.target)) for spec in args.setting]
+    targets = {}
+    cells = []
+    for setting, target in settings:  # in the order given: the first setting's cells run first in a round
+        for name, path in victims:
+            for corpus in args.corpus:
+                cells.append((name, path, corpus, setting))
+                targets[cell_name(name, corpus, setting)] = target
     for batch in range(args.max_rounds):
         found = load_findings(work)
-        needed = [c for c in cells if sum(1 for f in found if f["cell"] == cell_name(c[0], c[2], c[3])) < args.target]
+        needed = [c for c in cells if sum(1 for f in found if f["cell"] == cell_name(c[0], c[2], c[3]))
+                  < targets[cell_name(c[0], c[2], c[3])]]
         if not needed:
             break
         for name, victim, corpus, setting in needed:
             cell = cell_name(name, corpus, setting)
+            if args.stop_at and time.strftime("%H:%M", time.gmtime()) >= args.stop_at:
+                print(f"{args.stop_at} UTC reached: no new run", flush=True)
+                make_chunks(work, args.size, final=args.final)
+                return
             if any(r["cell"] == cell and r["batch"] == batch for r in _jsonl(work / "runs.jsonl")):
                 continue
             mine = [r for r in _jsonl(work / "runs.jsonl") if r["cell"] == cell]
@@ -120,7 +133,7 @@ def generate(args: argparse.Namespace) -> None:
             if mine:  # enough sentences for the findings still missing, at the cell's yield so far
                 have = sum(1 for f in found if f["cell"] == cell)
                 rate = max(have / max(used, 1), 0.04)
-                size = int(min(args.max_batch, max(20, math.ceil((args.target - have) / rate * 1.1))))
+                size = int(min(args.max_batch, max(20, math.ceil((targets[cell] - have) / rate * 1.1))))
             data = work / "data" / f"{cell}_b{batch:02d}.jsonl"
             if not data.exists():
                 draw(corpus, "test", size, data, skip=used)
@@ -454,7 +467,8 @@ def main() -> int:
     sub = parser.add_subparsers(dest="step", required=True)
     g = sub.add_parser("generate")
     g.add_argument("--victim", action="append", required=True, help="NAME=VICTIM ('default' or a folder)")
-    g.add_argument("--setting", type=float, action="append", required=True, help="a min_validity")
+    g.add_argument("--setting", action="append", required=True,
+                   help="a min_validity, optionally with its cells' own target: 0.2=75")
     g.add_argument("--corpus", nargs="+", default=list(CORPORA))
     g.add_argument("--batch", type=int, default=40, help="test sentences of a cell's first run")
     g.add_argument("--max-batch", type=int, default=120, help="test sentences of a later run, at most")
@@ -462,6 +476,7 @@ def main() -> int:
     g.add_argument("--max-rounds", type=int, default=8)
     g.add_argument("--size", type=int, default=60, help="items per chunk")
     g.add_argument("--final", action="store_true", help="chunk the remainder at the end")
+    g.add_argument("--stop-at", help="HH:MM (UTC): start no run after this time")
     c = sub.add_parser("chunks")
     c.add_argument("--size", type=int, default=60)
     c.add_argument("--final", action="store_true")
