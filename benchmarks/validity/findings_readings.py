@@ -226,12 +226,8 @@ def make_chunks(work: Path, size: int, *, final: bool) -> list[str]:
 
 
 def _write_chunk(path: Path, rows: list[dict[str, str]]) -> None:
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CHUNK_COLUMNS, delimiter="\t", lineterminator="\n",
-                                quoting=csv.QUOTE_NONE, escapechar="\\")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: " ".join(r[k].replace("\t", " ").split()) for k in CHUNK_COLUMNS})
+    lines = ["\t".join(CHUNK_COLUMNS)] + ["\t".join(" ".join(r[k].split()) for k in CHUNK_COLUMNS) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
 
 
 def chunks(args: argparse.Namespace) -> None:
