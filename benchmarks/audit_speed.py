@@ -10,8 +10,8 @@ line's thread policy (``OMP_WAIT_POLICY=PASSIVE`` is set here before torch loads
 
 - ``model loading``: every :func:`textrobust.loading.loading` block (Gemma, MiniLM, spaCy,
   sentence encoders, victims: whatever announces itself);
-- ``candidate judging``: the validated synonym source's judging
-  (``ValidatedSynonyms.candidates`` / ``.evidence``);
+- ``candidate judging``: the validated source's judging (``PeopleSubstitutes.candidates`` /
+  ``.evidence`` / ``.judge_pairs`` since issue 46; ``ValidatedSynonyms``'s before);
 - ``fill-in``: every fill-in call (``ProductFillIn``, the masked-LM fill-ins,
   ``CausalRescoreFillIn``);
 - ``victim queries``: the query layer and the victims' own ``probabilities``;
@@ -57,6 +57,9 @@ OUTSIDE = "setup & report"
 TARGETS = [
     ("candidate judging", "textrobust.attack.candidates.validated:ValidatedSynonyms.candidates"),
     ("candidate judging", "textrobust.attack.candidates.validated:ValidatedSynonyms.evidence"),
+    ("candidate judging", "textrobust.attack.candidates.people:PeopleSubstitutes.candidates"),
+    ("candidate judging", "textrobust.attack.candidates.people:PeopleSubstitutes.evidence"),
+    ("candidate judging", "textrobust.attack.candidates.people:PeopleSubstitutes.judge_pairs"),
     ("fill-in", "textrobust.fill_in.product:ProductFillIn.fill"),
     ("fill-in", "textrobust.fill_in.masked:MaskedFillIn.fill"),
     ("fill-in", "textrobust.fill_in.masked:MaskedFillIn.whole_word_logits"),

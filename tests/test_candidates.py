@@ -110,7 +110,8 @@ LIGHT: dict[str, Callable[[], CandidateSource]] = {
     "wordnet_synonyms": lambda: CANDIDATE_SOURCES.get("wordnet_synonyms")(small_lexicon(), DictTagger()),
     "wordnet_antonyms": lambda: CANDIDATE_SOURCES.get("wordnet_antonyms")(small_lexicon(), DictTagger()),
     "protected_pairs": lambda: CANDIDATE_SOURCES.get("protected_pairs")(),
-    "validated": lambda: _validated_light(),
+    "validated": lambda: _people_light(),
+    "validated_labelled": lambda: _validated_light(),
     "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(
         k=3, fill_in=FunctionFillIn(lambda text, position: [("great", 2.0), ("fine", 1.5), ("good", 1.0)])
     ),
@@ -124,6 +125,12 @@ LIGHT: dict[str, Callable[[], CandidateSource]] = {
         EmbeddingSpace.of_vectors(small_vectors(), name="small"), n=3
     ),
 }
+
+
+def _people_light() -> CandidateSource:
+    from tests.test_people_source import light_source as people_source
+
+    return people_source()
 
 
 def _validated_light() -> CandidateSource:
@@ -140,8 +147,8 @@ def words_at(source: CandidateSource, text: str | Text, position: int) -> list[s
 # ---- the contract over the registry -----------------------------------------------------------
 def test_registry_lists_every_source_and_every_one_has_a_light_builder() -> None:
     assert CANDIDATE_SOURCES.names() == [
-        "checked", "embedding", "fill_in", "l2_neighbours", "protected_pairs", "validated", "wordnet_antonyms",
-        "wordnet_cosine", "wordnet_synonyms",
+        "checked", "embedding", "fill_in", "l2_neighbours", "protected_pairs", "validated", "validated_labelled",
+        "wordnet_antonyms", "wordnet_cosine", "wordnet_synonyms",
     ]
     assert set(LIGHT) == set(CANDIDATE_SOURCES.names())
     assert all(entry.summary for entry in CANDIDATE_SOURCES.entries())
@@ -515,7 +522,8 @@ def test_every_registered_source_meets_the_contract_on_real_assets(glove: WordVe
         "wordnet_antonyms": lambda: CANDIDATE_SOURCES.get("wordnet_antonyms")(),
         "protected_pairs": lambda: CANDIDATE_SOURCES.get("protected_pairs")(),
         # the project's shipped MiniLM + trained-head fill-in (the fast route)
-        "validated": lambda: _validated_light(),
+        "validated": lambda: _people_light(),
+    "validated_labelled": lambda: _validated_light(),
     "fill_in": lambda: CANDIDATE_SOURCES.get("fill_in")(k=20, fill_in="minilm_mlm"),
         # from defaults: WordNet, spaCy and the project's counter-fitted vectors
         "wordnet_cosine": lambda: CANDIDATE_SOURCES.get("wordnet_cosine")(),

@@ -241,7 +241,8 @@ def _world(monkeypatch: pytest.MonkeyPatch, judged: StubJudged) -> None:
     from textrobust.attack.candidates import choice, swap_validity
     from textrobust.devices import Placement
 
-    monkeypatch.setattr(choice, "_SHARED", {("PeopleSubstitutes", Placement(), ()): judged})
+    monkeypatch.setattr(choice, "_SHARED", {("PeopleSubstitutes", Placement(), ()): judged,
+                                          ("PeopleSubstitutes", Placement(), (("min_probability", 0.2),)): judged})
     monkeypatch.setattr(swap_validity, "validity_judge", lambda source=None, placement=None: judged)
 
 
@@ -300,7 +301,8 @@ def test_without_a_judge_the_figure_is_n_a_and_the_share_flipped_sets_the_level(
     from textrobust.devices import Placement
 
     judged = StubJudged({"good": ["fine"]}, {"fine": 0.5})
-    monkeypatch.setattr(choice, "_SHARED", {("PeopleSubstitutes", Placement(), ()): judged})
+    monkeypatch.setattr(choice, "_SHARED", {("PeopleSubstitutes", Placement(), ()): judged,
+                                          ("PeopleSubstitutes", Placement(), (("min_probability", 0.2),)): judged})
     monkeypatch.setattr(swap_validity, "validity_judge", lambda source=None, placement=None: None)
     out = tmp_path / "run"
     audit.run(_flipper({"fine"}), _data(2, 20), {"attack": {"recipe": "pwws", "quality": False}}, out, progress=False)
@@ -387,7 +389,8 @@ def test_the_shipped_calibration_loads_monotone_with_its_refits() -> None:
 
 def test_min_validity_sets_the_validated_sources_judge_threshold() -> None:
     from textrobust.analyses.attack.analysis import recipe_spec
-    from textrobust.attack.candidates.choice import labelled_settings, validated_settings
+    from textrobust.attack.candidates.choice import validated_settings
+    from textrobust.attack.candidates.swap_validity import labelled_settings
     from textrobust.attack.candidates.validated import load_calibration
 
     assert validated_settings(None) == {} and labelled_settings(None) == {}

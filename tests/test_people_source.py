@@ -202,8 +202,11 @@ def test_the_shipped_judge_and_prior_load() -> None:
     judge = load_people_judge()
     assert judge.calibration.bootstrap >= 50 and judge.record
     prior = load_pair_prior()
-    share, seen, anyone = prior.features("film", "n", "movie")
-    assert seen > 0 and 0 <= share and anyone in (0.0, 1.0)
+    assert len(prior.entries) > 1000 and "SWORDS" in prior.record["excluded"]
+    (lemma, pos), (tokens, written) = next((k, v) for k, v in sorted(prior.entries.items()) if v[1])
+    substitute = max(written, key=lambda w: written[w])
+    share, seen, anyone = prior.features(lemma, pos, substitute)
+    assert share == written[substitute] / tokens and seen > 0 and anyone == 1.0
 
 
 def test_pair_prior_counts_and_bad_files(tmp_path: Path) -> None:

@@ -99,4 +99,4 @@ def test_with_substitutes_adds_the_candidates_headline_last() -> None:
     section = with_substitutes(_section(), "validated", "WordNet")
     assert [h.label for h in section.headline][:2] == ["clean accuracy", "examples"]
     assert section.headline[-1].value == "validated"
-    assert section.point is not None and section.point.startswith("half flip (substitutes: validated synonyms; ")
+    assert section.point is not None and section.point.startswith("half flip (substitutes: validated substitutes; ")

@@ -10,6 +10,8 @@ patch keeps the sentiment a reader gives (Table 4).
     python benchmarks/second_order_labels/generate.py extend --n 120 --round 1   # append more (a pool spent)
     python benchmarks/second_order_labels/generate.py run --victim V --victim-name cnn --half dev --phase 1 \
         --settings baseline --out /work/labelwork/so/findings_p1_cnn.jsonl
+    python benchmarks/second_order_labels/generate.py floor --fluency 0.9 --name neighbor1 --other neighbor1_f1.0 \
+        --out FLOORED FINDINGS...                                          # a stricter floor, post hoc (exact)
     python benchmarks/second_order_labels/generate.py chunks --phase 1 FINDINGS...   # blinded chunks + key
     python benchmarks/second_order_labels/generate.py merge               # labels_*.tsv -> labelled.tsv
 
@@ -116,9 +118,11 @@ def load_sentences() -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def _plan(half: str, limit: int | None) -> list[dict[str, str]]:
-    """The sentences of ``half`` in run order: corpora interleaved 2:1 (RT, RT, tweet)."""
-    rows = [r for r in load_sentences() if half in ("all", r["half"])]
+def _plan(half: str, limit: int | None, after_row: int = 0) -> list[dict[str, str]]:
+    """The sentences of ``half`` in run order: corpora interleaved 2:1 (RT, RT, tweet);
+    with ``after_row``, only the rows of ``sentences.tsv`` after that many (those appended by
+    a later ``extend``)."""
+    rows = [r for r in load_sentences()[after_row:] if half in ("all", r["half"])]
     rt = [r for r in rows if r["corpus"] == "rotten_tomatoes"]
     tw = [r for r in rows if r["corpus"] == "tweets"]
     out: list[dict[str, str]] = []
@@ -164,7 +168,7 @@ def run(args: argparse.Namespace) -> None:
                                patches=PatchFinder(layer, patch_synonyms(settings.candidates)),
                                budget=settings.budget, min_gap=settings.min_gap, name=settings.method,
                                checks=checks)
-    plan = _plan(args.half, None)
+    plan = _plan(args.half, None, args.after_row)
     if args.reverse:
         plan = plan[::-1]
     if args.limit:
@@ -192,11 +196,50 @@ def run(args: argparse.Namespace) -> None:
             "search_seconds": round(r.seconds, 2), "fill_requests": r.fill_requests,
             "ppl_x0": ppl[0] if ppl else None, "ppl_neighbour": ppl[1] if ppl else None,
             "extras": {k: v for k, v in r.extras.items() if isinstance(v, (int, float, str))},
+            "accepted": r.extras.get("accepted", []),
             "load_average": [round(v, 2) for v in os.getloadavg()],
         }
         with out.open("a") as f:
             f.write(json.dumps(record) + "\n")
         print(row["example_id"], r.status.value, record["seconds"], flush=True)
+
+
+def chosen_ratio(rec: dict[str, Any]) -> float | None:
+    """The perplexity ratio to x0 that the checks measured for a success's neighbour (1.0 for
+    x0 itself; None when the run kept no record of it)."""
+    if rec["l0"] == 0:
+        return 1.0
+    return next((ratio for text, ratio, *_ in rec.get("accepted") or () if text == rec["neighbour"]), None)
+
+
+def floor(args: argparse.Namespace) -> None:
+    """Split a run's findings made with one fluency floor by a stricter one (issue 48). With
+    ``pick = "fluent"`` and one changed word the search reports the most fluent flip that passed
+    the checks, so the findings a stricter floor keeps are exactly what a run with it reports
+    (the others would have failed; x0 itself always passes): those are renamed ``--name``
+    (their settings' fluency set to ``--fluency``), the rest ``--other``. Failures and skips keep ``--name`` too (a
+    stricter floor fails them as well)."""
+    out = Path(args.out)
+    kept = other = 0
+    with out.open("w") as f:
+        for path in args.findings:
+            for line in Path(path).read_text().splitlines():
+                if not line.strip():
+                    continue
+                rec = json.loads(line)
+                settings = rec["settings_json"]
+                fluent = settings.get("pick") == "fluent" or settings.get("fluent_first")  # the first run's name
+                if not (fluent and (settings.get("max_k") or 1) == 1):
+                    raise SystemExit(f"{path}: {rec['example_id']} was not made with pick fluent and max_k 1")
+                ratio = chosen_ratio(rec) if rec["status"] == "succeeded" else None
+                if rec["status"] == "succeeded" and rec["l0"] > 0 and (ratio is None or ratio > args.fluency):
+                    rec = {**rec, "settings": args.other}
+                    other += 1
+                else:
+                    rec = {**rec, "settings": args.name, "settings_json": {**settings, "fluency": args.fluency}}
+                    kept += rec["status"] == "succeeded"
+                f.write(json.dumps(rec) + "\n")
+    print(json.dumps({"kept": kept, "other": other, "file": str(out)}))
 
 
 # ---- blinded chunks -------------------------------------------------------------------------------
@@ -249,7 +292,7 @@ def make_chunks(args: argparse.Namespace) -> None:
     written = []
     for j, chunk in enumerate(chunks):
         written.append(_write_chunk(WORK / f"chunk_{first + j:02d}.tsv", chunk))
-    doubles = rng.sample(items, len(items) // 4)
+    doubles = rng.sample(items, -(-len(items) // 4))  # at least a quarter
     rng.shuffle(doubles)
     dchunks = [doubles[i:i + size] for i in range(0, len(doubles), size)]
     if len(dchunks) > 1 and len(dchunks[-1]) < 50:
@@ -372,7 +415,14 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--skip-used", action="store_true", help="skip sentences in any other findings file of the work folder")
     p.add_argument("--reverse", action="store_true", help="the plan from its end (a second process on other sentences)")
+    p.add_argument("--after-row", type=int, default=0, help="only sentences.tsv rows after this many (a later extend's)")
     p.add_argument("--out", required=True)
+    fl = sub.add_parser("floor", help="split findings by a stricter fluency floor (pick fluent, max_k 1)")
+    fl.add_argument("--fluency", type=float, required=True)
+    fl.add_argument("--name", required=True, help="the settings name of the findings the floor keeps")
+    fl.add_argument("--other", required=True, help="the settings name of the others")
+    fl.add_argument("--out", required=True)
+    fl.add_argument("findings", nargs="+")
     c = sub.add_parser("chunks")
     c.add_argument("--phase", type=int, required=True)
     c.add_argument("--first-chunk", type=int, default=1)
@@ -381,7 +431,8 @@ def main() -> None:
     m = sub.add_parser("merge")
     m.add_argument("--out", help="write here instead of the shipped labelled.tsv")
     args = parser.parse_args()
-    {"split": make_split, "extend": extend_split, "run": run, "chunks": make_chunks, "merge": merge}[args.command](args)
+    {"split": make_split, "extend": extend_split, "run": run, "floor": floor, "chunks": make_chunks,
+     "merge": merge}[args.command](args)
 
 
 if __name__ == "__main__":

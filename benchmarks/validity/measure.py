@@ -7,6 +7,8 @@ word: each source run on the content words of 60 test sentences (20 per corpus; 
 fill-in's top 20 is fixed by construction and not rerun).
 
 Rerun: ``.venv/bin/python benchmarks/validity/measure.py --out benchmarks/results/validity.json``
+(``--source labelled`` for issue 39's ValidatedSynonyms; the default scores the source learned from
+people, issue 46)
 (``--splits test``: 2 min 31 s at load 2-7 on the grown set, 2026-11-28; the default source
 runs no Gemma).
 """
@@ -88,6 +90,9 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                         help="the validated source's settings (JSON values), e.g. second_judge=true")
     parser.add_argument("--verdicts", type=Path, default=None, help="a verdict cache file (default: none)")
+    parser.add_argument("--source", choices=("people", "labelled"), default="people",
+                        help="the validated source to score: people (issue 46's, the default since) or labelled "
+                             "(issue 39's ValidatedSynonyms; --set and --issue28 apply to it)")
     args = parser.parse_args()
     splits = {split: labelled_substitutions(split) for split in ("dev", "test")}
     everything = labelled_substitutions()
@@ -102,7 +107,15 @@ def main() -> None:
         result["sources"][name] = {"what": what, **{s: by_column(items, name) for s, items in first_pools.items()}}
     settings = {name: json.loads(value) for name, _, value in (spec.partition("=") for spec in args.set)}
     lm = _CountingLM() if settings.get("second_judge") else None
-    source = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False, lm=lm, **settings)
+    source: Any
+    if args.source == "people":
+        from textrobust.attack.candidates.people import PeopleSubstitutes
+
+        source = PeopleSubstitutes(verdict_cache=args.verdicts if args.verdicts is not None else False, **settings)
+    else:
+        source = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False, lm=lm,
+                                   **settings)
+    result["validated"]["source"] = args.source
     result["validated"]["settings"] = source.config.model_dump()
     if args.issue28:
         old = ValidatedSynonyms(verdict_cache=args.verdicts if args.verdicts is not None else False, min_judge=None, function_adverbs=False,

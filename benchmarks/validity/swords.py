@@ -70,10 +70,12 @@ def _people() -> Proposer:
 
 #: Routes of the table: name -> (what it is, factory).
 SOURCES: dict[str, tuple[str, Callable[[], Proposer]]] = {
-    "validated": ("the validated source of issue 39 (the default before issue 46)", _validated),
+    "validated_labelled": ("issue 39's validated source, its judge trained on the labelled set (the default "
+                           "before issue 46)", _validated),
     "embedding": ("counter-fitted GloVe neighbours, top 50 (TextFooler's set, no cosine floor)", _embedding),
     "wordnet": ("WordNet synonyms, every sense, tagged POS, inflected (PWWS)", _wordnet),
-    "people": ("the source learned from people's judgements (issue 46; the new default)", _people),
+    "people": ("the source learned from people's judgements (issue 46; the default --candidates validated)",
+               _people),
 }
 
 
@@ -164,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     many = sub.add_parser("routes", help="every source (or --sources) on both parts, as a table and JSON")
     many.add_argument("--sources", nargs="*", default=None)
     many.add_argument("--out", type=Path, default=None)
+    many.add_argument("--parts", nargs="*", default=["tune", "held_out"], choices=("tune", "held_out"))
     args = parser.parse_args(argv)
     lemma = wordnet_lemmatizer()
     if args.command == "score":
@@ -182,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return calibration(args.swords, args.part, lemma, args.out)
     results: dict[str, Any] = {}
     names = args.sources or list(SOURCES)
-    for part in ("tune", "held_out"):
+    for part in args.parts:
         targets = targets_of(args.swords, part)
         print(f"\n{part} ({len(targets)} targets)\n{HEADER}", flush=True)
         for name in names:

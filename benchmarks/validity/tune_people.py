@@ -124,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stage2-top", type=int, default=24)
     parser.add_argument("--stage-two", type=int, default=8)
     parser.add_argument("--target-precision", type=float, default=0.60)
+    parser.add_argument("--require-tag", action="store_true", help="a candidate the tagger reads with another "
+                        "part of speech is dropped (a hard check after the second stage)")
     parser.add_argument("--ship", action="store_true", help="fit on all tuning rows and write the shipped judge")
     args = parser.parse_args(argv)
     COINCO_WEIGHT[0] = args.coinco_weight
@@ -199,7 +201,9 @@ def stage2_rows(path: Path, targets: Sequence[SwordsTarget], rows: Sequence[dict
             text, position = target.in_sentence()
             items = [(position, rows[i]["form"]) for i in idx]
             scores = source.scorer.score(text, items)
-            kept = source._tags_kept(text, source._tags(text), items)
+            from textrobust.attack.candidates.tagging import tags_kept
+
+            kept = tags_kept(source.tagger, text, source._tags(text), items)
             for i, sc, tag_kept in zip(idx, scores, kept):
                 extra = {"reverse": -20.0 if sc.reverse is None else float(sc.reverse),
                          "reverse_missing": float(sc.reverse is None), "validation": float(sc.validation),
@@ -278,6 +282,8 @@ def second_stage(args: Any, targets: Sequence[SwordsTarget], rows: Sequence[dict
     for idx in by_target.values():
         for i in sorted(idx, key=lambda i: -first[i])[: args.stage_two]:
             keep[i] = True
+    if args.require_tag:  # the tagger must read the substitute with the word's part of speech
+        keep &= np.asarray([r["features"]["tag_kept"] == 1.0 for r in rows2])
     report["second_auc"] = auc(y, oof2_l)
     # calibration: out-of-fold scores of the candidates the source would judge (the first
     # stage's best per target) that people judged, against acceptable

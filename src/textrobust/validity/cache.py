@@ -49,7 +49,7 @@ _LOG = logging.getLogger("textrobust.validity.cache")
 _TOLD: set[str] = set()
 
 __all__ = ["DEFAULT_MAX_MB", "CacheInfo", "VerdictCache", "cache_info", "clear_cache", "default_verdict_path",
-           "fingerprint", "max_bytes"]
+           "fingerprint", "judged_once", "max_bytes"]
 
 #: The verdict cache's default size cap in MiB (``$TEXTROBUST_VERDICT_CACHE_MB`` overrides).
 DEFAULT_MAX_MB = 1024
@@ -263,3 +263,30 @@ class VerdictCache:
 
     def __repr__(self) -> str:
         return f"VerdictCache({str(self.path)!r}, fingerprint={self.fingerprint!r})"
+
+
+def judged_once(memo: dict[tuple[tuple[str, ...], int], tuple[Any, ...]], disk: VerdictCache | None,
+                words: tuple[str, ...], positions: Sequence[int], judge: Any, encode: Any, decode: Any,
+                limit: int) -> dict[int, tuple[Any, ...]]:
+    """A judge's verdicts at ``positions`` of the sentence ``words``, judged once: read from
+    ``memo`` (in memory, at most ``limit`` entries, the oldest half dropped when full), else
+    from ``disk``, else ``judge(missing positions) -> {position: verdicts}``, then stored in
+    both. ``encode``/``decode`` turn one verdict into JSON and back. Shared by the validated
+    sources (:mod:`textrobust.attack.candidates.validated`, ``people``)."""
+    missing = [p for p in dict.fromkeys(positions) if (words, p) not in memo]
+    if missing:
+        stored = disk.get_many([(words, p) for p in missing]) if disk is not None else {}
+        fresh = {p: tuple(decode(d) for d in stored[(words, p)]) for p in missing if (words, p) in stored}
+        todo = [p for p in missing if p not in fresh]
+        if todo:
+            judged = judge(todo)
+            for p in todo:
+                fresh[p] = tuple(judged.get(p, ()))
+            if disk is not None:
+                disk.put_many([(words, p, [encode(v) for v in fresh[p]]) for p in todo])
+        if len(memo) + len(fresh) > limit:
+            for key in list(memo)[: len(memo) // 2]:
+                del memo[key]
+        for p in missing:
+            memo[(words, p)] = fresh[p]
+    return {p: memo[(words, p)] for p in positions}

@@ -181,6 +181,14 @@ class Table4:
     keeps_neighbour: float
     patch_ok: float
 
+    @property
+    def naturalness_ratio(self) -> float:
+        """The neighbours' mean naturalness over the test sentences' (issue 48's target:
+        the paper's 3.63 / 3.87 = 0.94); NaN without findings."""
+        if not self.findings or not self.naturalness_x0:
+            return math.nan
+        return self.naturalness_neighbour / self.naturalness_x0
+
 
 def table4(findings: Iterable[LabelledFinding]) -> Table4:
     """Table 4 over ``findings`` (reader 1's rows; NaN figures when there are none)."""

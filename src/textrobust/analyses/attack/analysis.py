@@ -90,8 +90,10 @@ class AttackSettings(Settings):
     budget: int | None = Field(default=None, ge=1, description="Query budget per example (default: none).")
     quality: bool = Field(default=True, description="Perplexity (Gemma) and similarity (MiniLM) of each success.")
     candidates: CandidateChoice = Field(default="validated", description=CANDIDATES_HELP)
-    min_validity: float | None = Field(default=None, ge=0.0, le=1.0, description=MIN_VALIDITY_HELP)
-    accept_validity: float | None = Field(default=None, gt=0.0, le=1.0, description=ACCEPT_VALIDITY_HELP)
+    # issue 47 item 2: 0.2 found the most expected valid flips on the tuning sentences
+    # (benchmarks/results/min_validity.md: 8.0 against 7.8 at 0.3 and 4.8 at the source's own 0.4)
+    min_validity: float | None = Field(default=0.2, ge=0.0, le=1.0, description=MIN_VALIDITY_HELP)
+    accept_validity: float | None = Field(default=0.5, gt=0.0, le=1.0, description=ACCEPT_VALIDITY_HELP)
 
 
 def recipe_spec(name: str, seed: int, candidates: str, min_validity: float | None = None) -> Any:

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -39,21 +39,27 @@ from textrobust.analyses.second_order.checks import SecondOrderChecks
 from textrobust.analyses.second_order.method import SecondOrderResult
 from textrobust.sections import Section
 
-__all__ = ["DEFAULT_CONTENT", "DEFAULT_FLUENCY", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_SENTENCES", "DEFAULT_POS_CHECK",
+__all__ = ["DEFAULT_CONTENT", "DEFAULT_FLUENCY", "DEFAULT_PICK", "DEFAULT_MARGIN", "DEFAULT_MAX_K", "DEFAULT_SENTENCES", "DEFAULT_POS_CHECK",
            "build_checks", "SecondOrderAnalysis", "SecondOrderRecord", "SecondOrderSettings", "SecondOrderSummary",
            "check_fill_in", "second_order_search"]
 
 #: The most words a search changes when ``max_k`` is not given: the paper's settings except
-#: SO-Beam, 3 instead of 6 (issue 38: people read neighbours with more changes as less
-#: natural, and a failed search costs half as much; ``--max-k 6`` is the paper's).
-DEFAULT_MAX_K = {"so-beam": 3, "so-enum": 2, "random": 6}
+#: SO-Beam, 1 instead of 6: the paper's Neighbor_1 (issue 48; issue 38 had 3). People read
+#: neighbours with more changes as far less natural: on the dev half of the labelled findings,
+#: those that change content words only read 4.21 against x0's 4.95 at l0 <= 1, 3.10 at
+#: l0 = 2 (benchmarks/results/second_order.md). ``--max-k 3`` is issue 38's wider search,
+#: ``--max-k 6`` the paper's.
+DEFAULT_MAX_K = {"so-beam": 1, "so-enum": 2, "random": 6}
 
 #: Issue 38's checks of a vulnerable example, as shipped (see
 #: :mod:`textrobust.analyses.second_order.checks`; the paper: 0, 0 = off, False, False),
 #: chosen on the dev half of the labelled findings (benchmarks/results/second_order.md): a
-#: flip 0.05 from the boundary on both sides, a neighbour no less fluent than x0 under Gemma.
+#: flip 0.05 from the boundary on both sides, a neighbour more fluent than x0 under Gemma:
+#: its perplexity at most 0.9 times x0's (issue 48, with one changed word: on the dev half,
+#: the Neighbor_1 findings read 0.94 as natural as x0 at 0.9, 0.90 at issue 38's 1.0; on the
+#: test half, 118 findings of this default read 0.88, and the floor did not help there).
 DEFAULT_MARGIN = 0.05
-DEFAULT_FLUENCY = 1.0
+DEFAULT_FLUENCY = 0.9
 DEFAULT_SENTENCES = True
 DEFAULT_POS_CHECK = True
 #: Neighbours change content words only (never a stop word, never into one): issue 38's
@@ -61,13 +67,19 @@ DEFAULT_POS_CHECK = True
 #: touched no stop word lost 1.33 naturalness points against 2.69 for all; 1.47 against 2.54 on
 #: the 54 dev findings read by the end of the round; benchmarks/results/second_order.md).
 DEFAULT_CONTENT = True
+#: Which of the vulnerable neighbours one search step finds is reported: ``fluent``, the most
+#: fluent (lowest Gemma perplexity relative to x0; issue 48), or ``clearest``, the clearest
+#: flip (the paper: the smallest Eq. 4 loss). The flips all clear the margin; the fluency is
+#: what readers judge.
+Pick = Literal["fluent", "clearest"]
+DEFAULT_PICK: Pick = "fluent"
 
 
 class SecondOrderSettings(Settings):
     """A second-order attack: the search ``method`` (so-beam, so-enum, random), the first
     ``n`` examples, a victim query ``budget`` per example (each scored neighbour costs
     two), the ``fill_in`` model of the neighbourhoods, SO-Beam's ``beam_width``, the most
-    words changed ``max_k`` (None: SO-Beam 3, SO-Enum 2, random 6), Algorithm 1's ``kappa`` and ``delta``,
+    words changed ``max_k`` (None: SO-Beam 1, SO-Enum 2, random 6), Algorithm 1's ``kappa`` and ``delta``,
     an extra total-variation ``min_gap`` (0: the paper), ``quality`` (perplexity of
     ``x0`` and of the vulnerable example under Gemma; slower), and the patch pairs'
     ``candidates``: the validated synonyms (default, judged in ``x0``) or ``paper``, the
@@ -75,7 +87,9 @@ class SecondOrderSettings(Settings):
     checked by cosine, :class:`~textrobust.attack.candidates.checked.CheckedSynonyms`).
     Issue 38's checks of a vulnerable example (:mod:`textrobust.analyses.second_order.checks`):
     ``margin`` from the decision boundary (0: the paper's count), ``fluency`` floor relative
-    to x0 (0: off), ``sentences``, ``pos_check``, ``content`` (content words only); whether second-order then sets the
+    to x0 (0: off), ``sentences``, ``pos_check``, ``content`` (content words only),
+    ``pick`` (issue 48: report the most fluent of a step's vulnerable neighbours, or the
+    clearest flip); whether second-order then sets the
     verdict's level depends on people's reading of such findings
     (:mod:`textrobust.analyses.second_order.evidence`)."""
 
@@ -86,8 +100,8 @@ class SecondOrderSettings(Settings):
                                "costs 2).")
     fill_in: str = Field(default=DEFAULT_FILL_IN, description=FILL_IN_HELP)
     beam_width: int = Field(default=20, ge=1, description="SO-Beam: texts kept per step.")
-    max_k: int | None = Field(default=None, ge=1, description="Most words changed (default: SO-Beam 3, the paper "
-                              "6; SO-Enum 2; random 6).")
+    max_k: int | None = Field(default=None, ge=1, description="Most words changed (default: SO-Beam 1, the paper's "
+                              "Neighbor_1; its k was 6; SO-Enum 2; random 6).")
     kappa: int = Field(default=20, ge=1, description="Neighbourhood: at most kappa words per position.")
     delta: float = Field(default=3.0, ge=0.0, description="Neighbourhood: keep words within delta of the best "
                          "score.")
@@ -100,13 +114,16 @@ class SecondOrderSettings(Settings):
                           "when it and its patched twin are both at least this far from the decision boundary "
                           "(0 = the paper's count).")
     fluency: float = Field(default=DEFAULT_FLUENCY, ge=0.0, description="Fluency floor: the vulnerable "
-                           "example's perplexity (Gemma) at most this times x0's (>= 1; 0: off, the paper).")
+                           "example's perplexity (Gemma) at most this times x0's (x0 itself always passes; 0: off, "
+                           "the paper).")
     sentences: bool = Field(default=DEFAULT_SENTENCES, description="Neighbours stay sentences: never turn a "
                             "content word into a stop word or repeat the word beside it.")
     pos_check: bool = Field(default=DEFAULT_POS_CHECK, description="Changed words and the patch keep their part "
                             "of speech in context.")
     content: bool = Field(default=DEFAULT_CONTENT, description="Neighbours change content words only: never a "
                           "stop word, never into one (--no-content: any word, the paper).")
+    pick: Pick = Field(default=DEFAULT_PICK, description="Of the vulnerable neighbours a search step finds, "
+                       "report the most fluent under Gemma (fluent) or the clearest flip (clearest, the paper).")
 
 
 #: The paper's patch pairs, as built here (``--candidates paper``).
@@ -208,12 +225,9 @@ def check_fill_in(name: str, owner: str) -> None:
 def build_checks(settings: SecondOrderSettings, perplexity: Any = None) -> SecondOrderChecks:
     """The checks of a vulnerable example that ``settings`` ask for (``perplexity``: texts ->
     perplexities for the fluency floor; None: Gemma, loaded on first use)."""
-    if 0 < settings.fluency < 1:
-        raise ConfigError(f"The 'fluency' parameter of SecondOrderSettings must be 0 (off) or >= 1 (a perplexity "
-                          f"ratio to x0). Got {settings.fluency} instead.")
     return SecondOrderChecks(margin=settings.margin, fluency=settings.fluency or None,
                              no_fragments=settings.sentences, pos_in_context=settings.pos_check,
-                             content_only=settings.content,
+                             content_only=settings.content, fluent_first=settings.pick == "fluent",
                              perplexity=perplexity)
 
 
@@ -261,7 +275,7 @@ class SecondOrderAnalysis(Analysis[SecondOrderSettings, SecondOrderRecord, Secon
         layer = context.layer
         neighbourhood = Neighbourhood(load_fill_in(s.fill_in, context.placement), kappa=s.kappa, delta=s.delta)
         lm = None
-        if s.quality or s.fluency:
+        if s.quality or s.fluency or s.pick == "fluent":
             from textrobust.lm import CausalLM
 
             lm = CausalLM.default(placement=context.placement)
@@ -373,13 +387,13 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
         l0_title="Words changed from x0 to the vulnerable example", l0_chart_title="words changed (l0; 0 = x0 itself)",
         l0_caption="l0 = 0: the test sentence itself is flipped by the patch (a first-order adversarial example)."
     ) if results else []
-    successes = sorted((r for r in results if r.status is Status.SUCCEEDED and r.patch is not None),
-                       key=lambda r: r.l0 == 0)  # neighbours first, x0 itself last
+    successes = sorted((r for r in results if r.status is Status.SUCCEEDED and r.patch is not None), key=evidence_order)
     examples = [example_row(r.example_id, r.status.value, label_names, r.label, r.vulnerable,
                             r.patch.apply(r.vulnerable), _argmax(r.vulnerable_probabilities),
                             _argmax(r.vulnerable_patched_probabilities),
                             f"patch {r.patch.source} -> {r.patch.target}; {finding_note(validity.get(r.example_id))}; "
-                            + ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}"))
+                            + ("x0 itself" if r.l0 == 0 else f"{r.l0} word(s) from x0: {r.original}")
+                            + f"; {_scores_note(r)}")
                 for r in successes if r.patch is not None][:12]
     estimated = not math.isnan(s.expected_valid_success_rate)
     risk = s.expected_valid_success_rate if estimated else (s.success_rate if not math.isnan(s.success_rate) else None)
@@ -397,9 +411,50 @@ def second_order_section(s: SecondOrderSummary, results: Sequence[SecondOrderRes
                    risk_high=s.expected_valid_success_rate_high if estimated else None)
 
 
+def fluency_ratio(result: SecondOrderResult) -> float | None:
+    """The naturalness check's score of a finding: the vulnerable example's perplexity
+    (Gemma) over x0's (1.0 for x0 itself; lower is more fluent), from the run's quality
+    figures or the checks' record of the flips they accepted; None when neither was kept."""
+    if result.l0 == 0:
+        return 1.0
+    before, after = result.extras.get("perplexity_before"), result.extras.get("perplexity_after")
+    if before and after is not None:
+        return float(after) / float(before)
+    text = str(result.vulnerable)
+    return next((float(ratio) for found, ratio, *_ in result.extras.get("accepted", ())
+                 if found == text and ratio is not None), None)
+
+
+def flip_clearance(result: SecondOrderResult) -> float:
+    """How clear the flip is: the smaller distance of the vulnerable example and its patched
+    twin from the decision boundary (0 when the patched probabilities are unknown)."""
+    from textrobust.analyses.second_order.checks import boundary_distance
+
+    if result.vulnerable_patched_probabilities is None:
+        return 0.0
+    rows = np.array([result.vulnerable_probabilities, result.vulnerable_patched_probabilities])
+    return float(boundary_distance(rows).min())
+
+
+def evidence_order(result: SecondOrderResult) -> tuple[bool, float, float]:
+    """The report's order of findings, best evidence first (issue 48): x0 itself (a test
+    sentence, as natural as it gets), then the neighbours by their naturalness check's score
+    (perplexity over x0's, lowest first; unknown last), each group's clearer flips first."""
+    ratio = fluency_ratio(result)
+    return (result.l0 > 0, round(ratio, 2) if ratio is not None else math.inf, -flip_clearance(result))
+
+
+def _scores_note(result: SecondOrderResult) -> str:
+    ratio = fluency_ratio(result)
+    fluency = "n/a" if ratio is None else f"{ratio:.2f}"
+    return (f"naturalness check: perplexity {fluency} x x0's; flip {flip_clearance(result):.2f} from the decision "
+            "boundary")
+
+
 def three_findings(results: Sequence[SecondOrderResult], label_names: Sequence[str]) -> Any:
-    """A table of findings to read: the test sentence, the neighbour found, the patch, and
-    the victim's probability of the neighbour's label before and after the patch."""
+    """A table of findings to read: the test sentence, the neighbour found, the patch, the
+    victim's probability of the neighbour's label before and after the patch, and the
+    naturalness check's score (the neighbour's perplexity over x0's)."""
     from textrobust.analyses.sections import table
 
     rows = []
@@ -408,12 +463,17 @@ def three_findings(results: Sequence[SecondOrderResult], label_names: Sequence[s
             continue
         label = _argmax(r.vulnerable_probabilities) or 0
         name = label_names[label] if label < len(label_names) else str(label)
+        ratio = fluency_ratio(r)
         rows.append([str(r.original), "(x0 itself)" if r.l0 == 0 else str(r.vulnerable),
                      f"{r.patch.source} -> {r.patch.target}",
-                     f"P({name}) {r.vulnerable_probabilities[label]:.2f} -> {r.vulnerable_patched_probabilities[label]:.2f}"])
-    return table("findings to read", ["test sentence (x0)", "neighbour found", "patch", "probability before -> after"],
-                 rows, note="Read them: is the neighbour a sentence a person would write, is the patch a synonym "
-                            "here, and is the flip more than a near tie?")
+                     f"P({name}) {r.vulnerable_probabilities[label]:.2f} -> {r.vulnerable_patched_probabilities[label]:.2f}",
+                     "n/a" if ratio is None else f"{ratio:.2f}"])
+    return table("findings to read", ["test sentence (x0)", "neighbour found", "patch", "probability before -> after",
+                                      "perplexity / x0's"],
+                 rows, note="The best evidence first: x0 itself, then the most fluent neighbours (perplexity under "
+                            "Gemma over x0's, the naturalness check's score), the clearer flips first. Read them: is "
+                            "the neighbour a sentence a person would write, is the patch a synonym here, and is the "
+                            "flip more than a near tie?")
 
 
 def _argmax(values: Sequence[float] | None) -> int | None:

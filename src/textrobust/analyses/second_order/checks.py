@@ -12,7 +12,8 @@ vulnerable example may have to pass these checks before it counts:
   boundary, measured as half the gap between the two largest probabilities (for two classes
   ``|p(positive) - 0.5|``). ``margin = 0`` is the paper's count (any flip).
 - ``fluency``: a floor relative to ``x0``: the causal LM's perplexity of ``x~0`` is at most
-  ``fluency`` times that of ``x0`` (None: no floor). Asked only of would-be successes, so it
+  ``fluency`` times that of ``x0`` (None: no floor; below 1: more fluent than ``x0``; ``x0``
+  itself always passes). Asked only of would-be successes, so it
   costs a few LM calls per example, not one per neighbour.
 - ``no_fragments``: a neighbour never replaces a content word by a stop word or a
   non-word, and never makes a word equal to the word beside it ("Thanks to to Williams";
@@ -149,13 +150,17 @@ class CheckCounts:
 
     rejected: dict[str, int] = field(default_factory=lambda: {REJECT_MARGIN: 0, REJECT_FLUENCY: 0, REJECT_POS: 0})
     first_flip_distance: float | None = None
+    #: every flip that passed all the checks: (text, perplexity ratio to x0 or None, boundary distance)
+    accepted: list[tuple[str, float | None, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class SecondOrderChecks:
     """The checks of a vulnerable example (see the module): ``margin`` (0: the paper's
     count), ``fluency`` (max perplexity ratio x~0 / x0; None: off), ``no_fragments``,
-    ``content_only``, ``pos_in_context``. ``perplexity`` (texts -> perplexities) and ``tagger`` (a
+    ``content_only``, ``pos_in_context``; ``fluent_first``: of the vulnerable examples
+    found in one search step, report the most fluent (lowest perplexity ratio to x0)
+    rather than the clearest flip (the paper's smallest Eq. 4 loss). ``perplexity`` (texts -> perplexities) and ``tagger`` (a
     :class:`~textrobust.attack.candidates.tagging.Tagger`) are loaded on first use when not
     given; ``stop_words`` default to the project's list."""
 
@@ -164,6 +169,7 @@ class SecondOrderChecks:
     no_fragments: bool = False
     pos_in_context: bool = False
     content_only: bool = False
+    fluent_first: bool = False
     perplexity: Callable[[Sequence[str]], Any] | None = field(default=None, compare=False, repr=False)
     tagger: Callable[[Text], Any] | None = field(default=None, compare=False, repr=False)
     stop_words: frozenset[str] | None = field(default=None, compare=False, repr=False)
@@ -171,19 +177,20 @@ class SecondOrderChecks:
     def __post_init__(self) -> None:
         if not 0.0 <= self.margin < 0.5:
             raise ConfigError(f"The 'margin' parameter of SecondOrderChecks must be in [0, 0.5). Got {self.margin}.")
-        if self.fluency is not None and self.fluency < 1.0:
+        if self.fluency is not None and not self.fluency > 0.0:
             raise ConfigError(
-                f"The 'fluency' parameter of SecondOrderChecks must be >= 1 (a perplexity ratio to x0) or None. "
-                f"Got {self.fluency}.")
+                f"The 'fluency' parameter of SecondOrderChecks must be > 0 (the most perplexity of x~0 as a multiple "
+                f"of x0's) or None (off). Got {self.fluency}.")
 
     @property
     def active(self) -> bool:
         return (self.margin > 0 or self.fluency is not None or self.no_fragments or self.content_only
-                or self.pos_in_context)
+                or self.pos_in_context or self.fluent_first)
 
     def describe(self) -> dict[str, Any]:
         return {"margin": self.margin, "fluency": self.fluency, "no_fragments": self.no_fragments,
-                "content_only": self.content_only, "pos_in_context": self.pos_in_context}
+                "content_only": self.content_only, "pos_in_context": self.pos_in_context,
+                "fluent_first": self.fluent_first}
 
     def wrap_source(self, source: Any) -> Any:
         """The neighbourhood's candidate source, without fragment edits (and with
@@ -213,6 +220,7 @@ class BoundChecks:
         self.patch = patch
         self.counts = CheckCounts()
         self._quality: dict[tuple[str, ...], str] = {}
+        self._ratio: dict[tuple[str, ...], float] = {}
         self._x0_ppl: float | None = None
         self._x0_tags: Any = None
 
@@ -235,8 +243,24 @@ class BoundChecks:
                 self.counts.rejected[REJECT_MARGIN] += 1
                 out.append(REJECT_MARGIN)
             else:
+                self.counts.accepted.append((str(text), self._ratio.get(text.key), float(d)))
                 out.append("")
         return out
+
+    def preference(self, texts: Sequence[Text]) -> list[float]:
+        """Higher for the more fluent texts: x0's perplexity over each text's."""
+        return [1.0 / max(r, 1e-12) for r in self.fluency_ratios(texts)]
+
+    def fluency_ratios(self, texts: Sequence[Text]) -> list[float]:
+        """Each text's perplexity ratio to x0 under the causal LM (1.0 for x0 itself; lower
+        is more fluent), computed for the texts whose ratio is not known yet."""
+        todo = list({t.key: t for t in texts if t.key not in self._ratio and t.key != self.original.key}.values())
+        if todo:
+            ppl = np.asarray(self._perplexity([str(t) for t in todo]), dtype=np.float64)
+            x0 = self._original_perplexity()
+            for text, value in zip(todo, ppl):
+                self._ratio[text.key] = float(value) / x0
+        return [1.0 if t.key == self.original.key else self._ratio[t.key] for t in texts]
 
     def _quality_verdicts(self, texts: Sequence[Text]) -> list[str]:
         todo = list({t.key: t for t in texts if t.key not in self._quality}.values())
@@ -249,9 +273,9 @@ class BoundChecks:
             if self.checks.fluency is not None:
                 ask = [i for i, v in enumerate(verdicts) if not v and todo[i].key != self.original.key]
                 if ask:
-                    ppl = np.asarray(self._perplexity([str(todo[i]) for i in ask]), dtype=np.float64)
-                    for i, value in zip(ask, ppl):
-                        if value > self.checks.fluency * self._original_perplexity():
+                    ratios = self.fluency_ratios([todo[i] for i in ask])
+                    for i, ratio in zip(ask, ratios):
+                        if ratio > self.checks.fluency:
                             verdicts[i] = REJECT_FLUENCY
             for text, verdict in zip(todo, verdicts):
                 self._quality[text.key] = verdict

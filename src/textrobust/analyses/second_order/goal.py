@@ -43,8 +43,11 @@ from textrobust.victims.query import QueryLayer
 #: Why each flipped text fails extra checks ("" = passes): (texts, u, v) -> reasons
 #: (:class:`textrobust.analyses.second_order.checks.BoundChecks`).
 Judge = Callable[[Sequence[Text], np.ndarray, np.ndarray], list[str]]
+#: A preference among vulnerable texts, higher preferred (issue 48: the more fluent one,
+#: :meth:`textrobust.analyses.second_order.checks.BoundChecks.fluency_ratios` inverted).
+Prefer = Callable[[Sequence[Text]], Sequence[float]]
 
-__all__ = ["Judge", "SecondOrderGoal", "labels_differ", "second_order_loss", "soft_difference"]
+__all__ = ["Judge", "Prefer", "SecondOrderGoal", "labels_differ", "second_order_loss", "soft_difference"]
 
 _TINY = 1e-12
 
@@ -92,7 +95,9 @@ class SecondOrderGoal:
     """Success: ``x`` and ``x (+) patch`` get different labels (Eq. 2-3) and, with a
     ``judge`` (issue 38's checks), the judge accepts the text; score ``exp(-L(x; p))`` with
     ``L`` the generalised Eq. 4 (0 for a flip the judge rejects for its quality, so the beam
-    drops it). Every text costs two queries (the
+    drops it). With ``prefer`` (issue 48), a success's score is instead ``q / (1 + q)`` for
+    its preference ``q > 0``, so the search reports the preferred one of a step's successes
+    (a success always ranks above a failure, whatever the scores). Every text costs two queries (the
     text and its patched twin), both through ``layer``. ``outputs`` are the two
     probability rows per text, shape [n, 2, classes].
 
@@ -102,7 +107,8 @@ class SecondOrderGoal:
     #: victim queries one scored text costs at most (the text and its patched twin)
     queries_per_text = 2
 
-    def __init__(self, layer: QueryLayer, patch: Patch, *, min_gap: float = 0.0, judge: Judge | None = None) -> None:
+    def __init__(self, layer: QueryLayer, patch: Patch, *, min_gap: float = 0.0, judge: Judge | None = None,
+                 prefer: Prefer | None = None) -> None:
         if not isinstance(patch, Patch):
             raise ConfigError(f"The 'patch' parameter of SecondOrderGoal must be a Patch. Got {patch!r}.")
         if not 0.0 <= min_gap <= 1.0:
@@ -113,6 +119,7 @@ class SecondOrderGoal:
         self.patch = patch
         self.min_gap = float(min_gap)
         self.judge = judge
+        self.prefer = prefer
 
     def evaluate(self, texts: Sequence[Text]) -> Evaluation:
         texts = list(texts)
@@ -133,6 +140,10 @@ class SecondOrderGoal:
                     success[i] = False
                     if reason != "margin":  # a defect its descendants share: out of the beam
                         scores[i] = 0.0
+        if self.prefer is not None and success.any():
+            chosen = np.flatnonzero(success)
+            q = np.maximum(np.asarray(self.prefer([texts[i] for i in chosen]), dtype=np.float64), 0.0)
+            scores[chosen] = q / (1.0 + q)
         return Evaluation(scores, success, np.stack([u, v], axis=1))
 
     def __repr__(self) -> str:

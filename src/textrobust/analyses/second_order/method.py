@@ -60,6 +60,10 @@ SECOND_ORDER_SEARCHES.add("so-enum", SOEnum, "SO-Enum: enumerate Neighbor_k by d
 SECOND_ORDER_SEARCHES.add("random", RandomBaseline, "random baseline (A.1): up to 6 random neighbourhood replacements")
 
 
+#: Flips that passed every check kept in a result's extras (issue 48: the other choices of a step).
+ACCEPTED_KEPT = 40
+
+
 def _probs(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
@@ -196,8 +200,9 @@ class SecondOrderAttack:
                 )  # fmt: skip
             frozen = original.freeze([chosen.position])
             bound = self.checks.bind(frozen, chosen) if self.checks is not None else None
+            prefer = bound.preference if bound is not None and bound.checks.fluent_first else None
             goal = SecondOrderGoal(self.layer, chosen, min_gap=self.min_gap,
-                                   judge=bound.judge if bound is not None else None)
+                                   judge=bound.judge if bound is not None else None, prefer=prefer)
             source: Any = self.neighbourhood.source(blacklist=(chosen.source, chosen.target))
             if self.checks is not None:
                 source = self.checks.wrap_source(source)
@@ -212,6 +217,7 @@ class SecondOrderAttack:
             extras = {f"rejected_{k}": v for k, v in bound.counts.rejected.items()}
             extras["first_flip_distance"] = bound.counts.first_flip_distance
             extras["fragments_dropped"] = getattr(source, "dropped", 0)
+            extras["accepted"] = [list(a) for a in bound.counts.accepted[:ACCEPTED_KEPT]]
         return SecondOrderResult(
             example_id=example.id,
             label=example.label,

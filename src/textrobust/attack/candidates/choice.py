@@ -38,7 +38,6 @@ __all__ = [
     "check_choice",
     "choice_note",
     "coverage",
-    "labelled_settings",
     "per_word_note",
     "shared_labelled",
     "shared_validated",
@@ -71,17 +70,6 @@ def validated_settings(min_validity: float | None) -> dict[str, Any]:
     if min_validity is None:
         return {}
     return {"min_probability": float(min_validity)}
-
-
-def labelled_settings(min_validity: float | None) -> dict[str, Any]:
-    """The same for the labelled-set judge (:class:`ValidatedSynonyms`, issue 39): the judge
-    threshold (``min_judge``) whose calibrated probability is ``min_validity``."""
-    if min_validity is None:
-        return {}
-    from textrobust.attack.candidates.swap_validity import judge_threshold
-    from textrobust.attack.candidates.validated import load_calibration
-
-    return {"min_judge": judge_threshold(load_calibration(), min_validity)}
 
 
 _SHARED: dict[tuple[str, Placement, tuple[tuple[str, Any], ...]], Any] = {}

@@ -40,7 +40,7 @@ import numpy as np
 from textrobust.text import Text
 
 __all__ = ["Combine", "FindingValidity", "Judged", "SwapProbabilities", "finding_validity", "independent",
-           "judge_finding", "judge_threshold", "raw_score", "swap_probabilities", "validity_judge"]
+           "judge_finding", "judge_threshold", "labelled_settings", "raw_score", "swap_probabilities", "validity_judge"]
 
 #: Draws kept per finding in a record: the calibration's bootstrap refits, at most this many
 #: (the first ones; every finding of a run keeps the same refits, so draw b is one refit).
@@ -173,3 +173,14 @@ def judge_threshold(calibration: Any, min_validity: float) -> float:
         raise ConfigError(f"The 'min_validity' setting must be at most {top:.3f}, the judge's highest calibrated "
                           f"probability. Got {min_validity} instead.")
     return float(round(grid[ok[0]], 4))
+
+
+def labelled_settings(min_validity: float | None) -> dict[str, Any]:
+    """Issue 39's source's settings for ``min_validity`` (:class:`~textrobust.attack.candidates.
+    validated.ValidatedSynonyms`, ``validated_labelled``): none for None, else the judge
+    threshold (``min_judge``) whose calibrated probability is ``min_validity``."""
+    if min_validity is None:
+        return {}
+    from textrobust.attack.candidates.validated import load_calibration
+
+    return {"min_judge": judge_threshold(load_calibration(), min_validity)}

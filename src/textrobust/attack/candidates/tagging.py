@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from textrobust.errors import ConfigError
 from textrobust.text import Text
 
-__all__ = ["PosTag", "SpacyTagger", "Tagger"]
+__all__ = ["PosTag", "SpacyTagger", "Tagger", "tags_kept"]
 
 # Punctuation in a gap becomes tokens: runs of one repeated character ("...", "--", "!!").
 _GAP_TOKEN = re.compile(r"(\S)\1*")
@@ -208,3 +208,20 @@ def _tokens(
     spaces = [e < len(string) and string[e].isspace() for _, e, _ in pieces]
     word_tokens = [i for i, (_, _, is_word) in enumerate(pieces) if is_word]
     return tokens, spaces, word_tokens
+
+
+def tags_kept(tagger: Tagger, text: Text, tags: Sequence[PosTag], pairs: Sequence[tuple[int, str]]) -> list[bool]:
+    """For each ``(position, substitute)``: does ``tagger`` read the substitute, put in
+    ``text``, with the part of speech ``tags`` gives the original word ("acute writing" ->
+    "piercing writing" reads "piercing" as a verb)? One word in a window when the tagger can
+    (:meth:`SpacyTagger.tags_at`), else whole sentences (in a batch when it can)."""
+    changed = [text.replace(p, s) for p, s in pairs]
+    tags_at = getattr(tagger, "tags_at", None)
+    if tags_at is not None:
+        fits = [k for k, new in enumerate(changed) if len(new) == len(text)]
+        found = dict(zip(fits, tags_at([changed[k] for k in fits], [pairs[k][0] for k in fits])))
+        return [k in found and found[k].pos == tags[p].pos for k, (p, _) in enumerate(pairs)]
+    many = getattr(tagger, "many", None)
+    retagged = many(changed) if many is not None else [tagger(t) for t in changed]
+    return [len(new) == len(text) and len(new_tags) == len(text) and new_tags[p].pos == tags[p].pos
+            for (p, _), new, new_tags in zip(pairs, changed, retagged)]

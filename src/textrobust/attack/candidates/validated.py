@@ -83,14 +83,14 @@ from textrobust.attack.candidates.inflection import inflect, is_word, lemma_in_s
 from textrobust.attack.candidates.judge import Judge, load_judge
 from textrobust.attack.candidates.polarity import PolarityLexicon
 from textrobust.attack.candidates.second_judge import SecondJudge, default_second_judge_path, staged_keep
-from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger
+from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger, tags_kept
 from textrobust.attack.candidates.wordnet import WordNetLexicon, wordnet_pos
 from textrobust.attack.problem import Substitution
 from textrobust.config import Config
 from textrobust.devices import Placement
 from textrobust.errors import ConfigError
 from textrobust.text import Text
-from textrobust.validity.cache import VerdictCache, default_verdict_path, fingerprint
+from textrobust.validity.cache import VerdictCache, default_verdict_path, fingerprint, judged_once
 from textrobust.validity.calibration import Calibration
 from textrobust.validity.overrides import UserLabels
 
@@ -565,26 +565,8 @@ class ValidatedSynonyms:
     def _judged_at(self, text: Text, positions: list[int]) -> dict[int, tuple[Evidence, ...]]:
         """The verdicts at ``positions``, judged once per sentence and position (at most
         :data:`CACHE_SIZE` kept; the oldest half is dropped when full)."""
-        words = tuple(text.words)
-        missing = [p for p in dict.fromkeys(positions) if (words, p) not in self._judged]
-        if missing:
-            disk = self.verdicts
-            stored = disk.get_many([(words, p) for p in missing]) if disk is not None else {}
-            fresh: dict[int, tuple[Evidence, ...]] = {p: tuple(_evidence(d) for d in stored[(words, p)])
-                                                      for p in missing if (words, p) in stored}
-            todo = [p for p in missing if p not in fresh]
-            if todo:
-                judged = self._judge(text, todo, None)
-                for p in todo:
-                    fresh[p] = tuple(judged.get(p, ()))
-                if disk is not None:
-                    disk.put_many([(words, p, [e.as_dict() for e in fresh[p]]) for p in todo])
-            if len(self._judged) + len(fresh) > CACHE_SIZE:
-                for key in list(self._judged)[: len(self._judged) // 2]:
-                    del self._judged[key]
-            for p in missing:
-                self._judged[(words, p)] = fresh[p]
-        return {p: self._judged[(words, p)] for p in positions}
+        return judged_once(self._judged, self.verdicts, tuple(text.words), positions,
+                           lambda todo: self._judge(text, todo, None), lambda e: e.as_dict(), _evidence, CACHE_SIZE)
 
     def _judge(self, text: Text, positions: list[int],
                only: dict[int, list[str]] | None) -> dict[int, list[Evidence]]:
@@ -652,19 +634,9 @@ class ValidatedSynonyms:
         wanted = survivors()
         if not wanted:
             return
-        changed = [text.replace(p, judged[p][i].substitute) for p, i in wanted]
-        tags_at = getattr(self.tagger, "tags_at", None)  # the one word, in a window (SpacyTagger)
-        if tags_at is not None:
-            fits = [k for k, new in enumerate(changed) if len(new) == len(text)]
-            found = dict(zip(fits, tags_at([changed[k] for k in fits], [wanted[k][0] for k in fits])))
-            for k, (p, i) in enumerate(wanted):
-                judged[p][i] = replace(judged[p][i], tag_kept=k in found and found[k].pos == tags[p].pos)
-        else:
-            many = getattr(self.tagger, "many", None)  # a batch at once, else one by one
-            retagged = many(changed) if many is not None else [self.tagger(t) for t in changed]
-            for (p, i), new, new_tags in zip(wanted, changed, retagged):
-                kept = len(new) == len(text) and len(new_tags) == len(text) and new_tags[p].pos == tags[p].pos
-                judged[p][i] = replace(judged[p][i], tag_kept=kept)
+        kept = tags_kept(self.tagger, text, tags, [(p, judged[p][i].substitute) for p, i in wanted])
+        for (p, i), fits in zip(wanted, kept):
+            judged[p][i] = replace(judged[p][i], tag_kept=fits)
         rejudge(wanted)
         wanted = survivors()
         if wanted and c.min_judge is not None:
