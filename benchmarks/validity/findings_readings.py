@@ -300,11 +300,36 @@ def merge(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---- measure -----------------------------------------------------------------------------------------
+def judge_sha() -> str:
+    """The first 12 hex digits of the shipped judge file's sha1 (which judge measured)."""
+    path = Path(__file__).resolve().parents[2] / "src" / "textrobust" / "resources" / "substitutions" / "people_judge.json"
+    return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+
+
+def judge_items(work: Path, key: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every item re-judged by the current judge, kept in ``judged_<judge sha1>.json`` (a
+    judge's verdicts on an item never change, so a rerun reads them back)."""
+    from attack_runs import rejudge
+
+    path = work / f"judged_{judge_sha()}.json"
+    judged: dict[str, dict[str, Any]] = json.loads(path.read_text()) if path.exists() else {}
+    for n, (item, entry) in enumerate(key.items()):
+        if item not in judged:
+            judged[item] = rejudge(entry["original"], entry["changed"])
+            if n % 50 == 0:
+                path.write_text(json.dumps(judged))
+    path.write_text(json.dumps(judged))
+    return judged
+
+
+def judge_items_step(args: argparse.Namespace) -> None:
+    judged = judge_items(args.work, json.loads((args.work / "key.json").read_text()))
+    print(f"{len(judged)} items judged by {judge_sha()}")
+
+
 def measure(args: argparse.Namespace) -> str:
     from textrobust.validity.calibration import expected_calibration_error, format_table, reliability_table
     from textrobust.validity.estimate import Unit, estimate
-
-    from attack_runs import rejudge
 
     work: Path = args.work
     merged = {r["item"]: r for r in csv.DictReader((work / "merged.tsv").open(newline=""), delimiter="\t",
@@ -312,10 +337,7 @@ def measure(args: argparse.Namespace) -> str:
     key = json.loads((work / "key.json").read_text())
     findings = load_findings(work)
     runs = _jsonl(work / "runs.jsonl")
-    judged: dict[str, dict[str, Any]] = {}
-    for item, entry in key.items():
-        if item in merged:
-            judged[item] = rejudge(entry["original"], entry["changed"])
+    judged = {item: j for item, j in judge_items(work, key).items() if item in merged}
     probabilities = [judged[i]["probability"] for i in sorted(judged)]
     outcomes = [int(merged[i]["label"]) for i in sorted(judged)]
     table = reliability_table(probabilities, outcomes, bins=10)
@@ -363,7 +385,8 @@ def measure(args: argparse.Namespace) -> str:
              "strength, every swap acceptable). A finding is valid when both readers say valid. "
              f"Agreement {stats['agreement']:.1%}, Cohen's kappa {stats['kappa']:.2f}; {stats['valid by one']} items "
              "one reader called valid count as invalid. Probabilities re-judged with the judge current when "
-             "measured (swaps combined as independent). Rerun: benchmarks/validity/findings_readings.py measure.", "",
+             f"measured (people_judge.json sha1 {judge_sha()}; swaps combined as independent). Rerun: "
+             "benchmarks/validity/findings_readings.py measure.", "",
              f"finding probability calibration error: {ece:.3f}",
              f"reader valid success rate inside the interval: {inside} of {len(per_victim)} victims", "",
              format_table(table)]
@@ -424,20 +447,18 @@ def export(args: argparse.Namespace) -> None:
     """merged.tsv and the findings -> the package's labelled.tsv (one row per item)."""
     import datetime
 
-    from attack_runs import rejudge
-
     work: Path = args.work
     merged = list(csv.DictReader((work / "merged.tsv").open(newline=""), delimiter="\t", quoting=csv.QUOTE_NONE,
                                  escapechar="\\"))
     by_key = {finding_key(f): f for f in load_findings(work)}
-    judge_file = LABELLED.parents[1] / "substitutions" / "people_judge.json"
-    sha = hashlib.sha1(judge_file.read_bytes()).hexdigest()[:12]
+    every = judge_items(work, json.loads((work / "key.json").read_text()))
+    sha = judge_sha()
     rows = []
     for m in merged:
         found = [by_key[k] for k in m["findings"].split(",") if k in by_key]
         if not found:
             continue
-        judged = rejudge(m["original"], m["changed"])
+        judged = every[m["item"]]
         swaps = ";".join(f"{s['position']}:{s['word']}>{s['substitute']}" for s in judged["swaps"])
         rows.append({"item": m["item"], "corpus": found[0]["corpus"], "example_id": found[0]["example_id"],
                      "found_by": ",".join(dict.fromkeys(f"{f['victim']}@{f['min_validity']:.1f}" for f in found)),
@@ -480,8 +501,10 @@ def main() -> int:
     m = sub.add_parser("measure")
     m.add_argument("--append", type=Path)
     sub.add_parser("export")
+    sub.add_parser("judge", help="re-judge every item with the current judge (cached; measure does it too)")
     args = parser.parse_args()
-    {"generate": generate, "chunks": chunks, "merge": merge, "measure": measure, "export": export}[args.step](args)
+    {"generate": generate, "chunks": chunks, "merge": merge, "measure": measure, "export": export,
+     "judge": judge_items_step}[args.step](args)
     return 0
 
 

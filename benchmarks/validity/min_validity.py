@@ -56,9 +56,18 @@ def measure(name: str, victim: str, corpus: str, setting: float, data: Path, wor
     return row
 
 
+def judge_sha() -> str:
+    """The first 12 hex digits of the shipped judge file's sha1 (which judge measured)."""
+    import hashlib
+
+    path = Path(__file__).resolve().parents[2] / "src" / "textrobust" / "resources" / "substitutions" / "people_judge.json"
+    return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+
+
 def table(rows: list[dict[str, object]], n: int) -> str:
     lines = ["# min_validity on the tuning sentences (issue 47, item 2)", "",
-             f"The default attack (textfooler, validated source, no query budget, quality off) on {n} dev-split "
+             f"The default attack (textfooler, validated source, no query budget, quality off, the CLI's default "
+             f"accept_validity; judge people_judge.json sha1 {judge_sha()}) on {n} dev-split "
              "sentences per corpus (benchmarks/validity/attack_runs.py draws them), one process at a time, "
              "TEXTROBUST_THREADS=1. Expected valid flips: the sum of the flips' probabilities of keeping the "
              "meaning, re-judged with the judge current when measured. Rerun: benchmarks/validity/min_validity.py.",
@@ -75,6 +84,8 @@ def table(rows: list[dict[str, object]], n: int) -> str:
     for victim in dict.fromkeys(r["victim"] for r in rows):
         for setting in dict.fromkeys(r["min_validity"] for r in rows):
             mine = [r for r in rows if r["victim"] == victim and r["min_validity"] == setting]
+            if not mine:
+                continue
             attacked = sum(r["attacked"] for r in mine) or 1
             expected = sum(r["expected_valid_flips"] for r in mine)
             queries = sum(r["queries_per_example"] * r["examples"] for r in mine) / sum(r["examples"] for r in mine)
