@@ -332,6 +332,7 @@ def measure(args: argparse.Namespace) -> str:
     from textrobust.validity.estimate import Unit, estimate
 
     work: Path = args.work
+    stats = merge(args)
     merged = {r["item"]: r for r in csv.DictReader((work / "merged.tsv").open(newline=""), delimiter="\t",
                                                    quoting=csv.QUOTE_NONE, escapechar="\\")}
     key = json.loads((work / "key.json").read_text())
@@ -343,9 +344,12 @@ def measure(args: argparse.Namespace) -> str:
     table = reliability_table(probabilities, outcomes, bins=10)
     ece = expected_calibration_error(probabilities, outcomes, bins=10)
     item_by_finding = {fk: item for item, entry in key.items() for fk in entry["findings"]}
+    # a run counts only when every one of its findings has both readings (its attacked count
+    # and its findings then match); runs with a finding still unread are left out
+    unread_runs = {(f["cell"], f["batch"]) for f in findings if item_by_finding.get(finding_key(f)) not in judged}
 
     def check(select: Any) -> dict[str, Any]:
-        cell_runs = [r for r in runs if select(r)]
+        cell_runs = [r for r in runs if select(r) and (r["cell"], r["batch"]) not in unread_runs]
         attacked = sum(r["attacked"] for r in cell_runs)
         units, valid, unread = [], 0, 0
         cells_batches = {(r["cell"], r["batch"]) for r in cell_runs}
@@ -372,7 +376,6 @@ def measure(args: argparse.Namespace) -> str:
     per_victim = {v: check(lambda r, v=v: r["victim"] == v) for v in victims}
     per_corpus = {c: check(lambda r, c=c: r["corpus"] == c) for c in corpora}
     per_cell = {c: check(lambda r, c=c: r["cell"] == c) for c in cells}
-    stats = merge(args)
     inside = sum(1 for v in per_victim.values() if v["inside"])
     settings = ", ".join(sorted({f"{r['min_validity']:.1f}" for r in runs}))
     lines = ["", "## Attack findings read by people-like readers (issue 47, item 5)", "",
@@ -386,7 +389,9 @@ def measure(args: argparse.Namespace) -> str:
              f"Agreement {stats['agreement']:.1%}, Cohen's kappa {stats['kappa']:.2f}; {stats['valid by one']} items "
              "one reader called valid count as invalid. Probabilities re-judged with the judge current when "
              f"measured (people_judge.json sha1 {judge_sha()}; swaps combined as independent). Rerun: "
-             "benchmarks/validity/findings_readings.py measure.", "",
+             "benchmarks/validity/findings_readings.py measure. "
+             f"{len(runs) - len(unread_runs)} of {len(runs)} attack runs enter the success-rate table (a run enters "
+             "when every finding it made has both readings, so its attacked count and its findings match).", "",
              f"finding probability calibration error: {ece:.3f}",
              f"reader valid success rate inside the interval: {inside} of {len(per_victim)} victims", "",
              format_table(table)]
