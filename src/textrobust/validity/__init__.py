@@ -9,6 +9,8 @@ Modules:
 - ``substitutions``: the labelled in-context substitution set and its loader.
 - ``second_order``: the labelled second-order findings (naturalness of x0 and of the
   neighbour, whether the patch keeps the sentiment) and their loader.
+- ``findings``: the labelled attack findings (adversarial examples read blind by two
+  readers) and their loader.
 - ``cache``: the on-disk cache of judges' verdicts, keyed by sentence, position and the
   versions of every model and lexicon used.
 - ``calibration``: from a judge's raw score to a probability, with bootstrap refits for
