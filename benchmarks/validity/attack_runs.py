@@ -115,14 +115,15 @@ def judge() -> Any:
 
 
 def rejudge(original: str, changed: str) -> dict[str, Any]:
-    """A finding's probability with the current judge (FindingValidity as a dict)."""
-    from textrobust.attack.candidates.swap_validity import finding_validity
+    """A finding's probability with the current judge, its swaps combined independently
+    (FindingValidity as a dict): the product the measured combination is fitted on."""
+    from textrobust.attack.candidates.swap_validity import finding_validity, independent
     from textrobust.text import Text
 
     before, after = Text.from_string(original), Text.from_string(changed)
     if len(before) != len(after):
         raise ValueError(f"the finding has {len(after)} words, its sentence {len(before)}: {changed!r}")
-    return finding_validity(judge(), before, after).to_dict()
+    return finding_validity(judge(), before, after, combine=independent).to_dict()
 
 
 def flips(out: Path) -> tuple[int, list[dict[str, Any]]]:

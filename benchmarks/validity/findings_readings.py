@@ -65,6 +65,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from attack_runs import CORPORA, SHORT, attack, draw, flips  # noqa: E402
@@ -327,91 +329,191 @@ def judge_items_step(args: argparse.Namespace) -> None:
     print(f"{len(judged)} items judged by {judge_sha()}")
 
 
-def measure(args: argparse.Namespace) -> str:
-    from textrobust.validity.calibration import expected_calibration_error, format_table, reliability_table
+FOLDS = 5
+
+
+def sentence_fold(original: str, folds: int = FOLDS) -> int:
+    """A finding's cross-fitting fold, by its sentence (every finding of one sentence, from
+    any victim or setting, falls in one fold)."""
+    return int(hashlib.sha1(original.encode()).hexdigest(), 16) % folds
+
+
+def _product(entry: dict[str, Any]) -> tuple[float, np.ndarray]:
+    """An item's independent product (the point) and its per-draw products, from the judged
+    swaps (the cache holds them combined independently)."""
+    return float(entry["probability"]), np.asarray(entry["draws"], dtype=float)
+
+
+def cross_fitted(judged: dict[str, dict[str, Any]], labels: dict[str, int], key: dict[str, Any],
+                 *, bootstrap: int = 200) -> dict[str, tuple[float, np.ndarray]]:
+    """Every item's measured-combination probability and per-draw values from a combination
+    fitted on the OTHER folds' sentences (out of fold): what the shipped combination would
+    say of findings it never saw."""
+    from textrobust.validity.combination import MeasuredCombination
+
+    items = sorted(judged)
+    fold = {i: sentence_fold(key[i]["original"]) for i in items}
+    out: dict[str, tuple[float, np.ndarray]] = {}
+    for f in range(FOLDS):
+        train = [i for i in items if fold[i] != f]
+        fitted = MeasuredCombination.fit([judged[i]["probability"] for i in train], [labels[i] for i in train],
+                                         judge=judge_sha(), bootstrap=bootstrap, seed=f)
+        for i in items:
+            if fold[i] == f:
+                point, draws = _product(judged[i])
+                out[i] = (float(fitted.calibration.probability([point])[0]),
+                          fitted.per_draw(draws.reshape(-1, 1)))
+    return out
+
+
+def evaluate(probabilities: dict[str, tuple[float, np.ndarray]], labels: dict[str, int], key: dict[str, Any],
+             findings: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reliability table and ECE of ``probabilities`` against the readings, and per victim,
+    corpus and cell whether the readers' valid success rate falls inside the 95% interval."""
+    from textrobust.validity.calibration import expected_calibration_error, reliability_table
     from textrobust.validity.estimate import Unit, estimate
 
-    work: Path = args.work
-    stats = merge(args)
-    merged = {r["item"]: r for r in csv.DictReader((work / "merged.tsv").open(newline=""), delimiter="\t",
-                                                   quoting=csv.QUOTE_NONE, escapechar="\\")}
-    key = json.loads((work / "key.json").read_text())
-    findings = load_findings(work)
-    runs = _jsonl(work / "runs.jsonl")
-    judged = {item: j for item, j in judge_items(work, key).items() if item in merged}
-    probabilities = [judged[i]["probability"] for i in sorted(judged)]
-    outcomes = [int(merged[i]["label"]) for i in sorted(judged)]
-    table = reliability_table(probabilities, outcomes, bins=10)
-    ece = expected_calibration_error(probabilities, outcomes, bins=10)
+    items = sorted(probabilities)
+    points = [probabilities[i][0] for i in items]
+    outcomes = [labels[i] for i in items]
     item_by_finding = {fk: item for item, entry in key.items() for fk in entry["findings"]}
     # a run counts only when every one of its findings has both readings (its attacked count
     # and its findings then match); runs with a finding still unread are left out
-    unread_runs = {(f["cell"], f["batch"]) for f in findings if item_by_finding.get(finding_key(f)) not in judged}
+    unread_runs = {(f["cell"], f["batch"]) for f in findings
+                   if item_by_finding.get(finding_key(f)) not in probabilities}
 
     def check(select: Any) -> dict[str, Any]:
         cell_runs = [r for r in runs if select(r) and (r["cell"], r["batch"]) not in unread_runs]
         attacked = sum(r["attacked"] for r in cell_runs)
-        units, valid, unread = [], 0, 0
+        units, valid = [], 0
         cells_batches = {(r["cell"], r["batch"]) for r in cell_runs}
         for f in findings:
             if (f["cell"], f["batch"]) not in cells_batches:
                 continue
-            item = item_by_finding.get(finding_key(f))
-            if item not in judged:
-                unread += 1
-                continue
-            j = judged[item]
-            units.append(Unit(finding_key(f), f"{f['cell']}/{f['example_id']}", j["probability"], tuple(j["draws"])))
-            valid += int(merged[item]["label"])
+            item = item_by_finding[finding_key(f)]
+            point, draws = probabilities[item]
+            units.append(Unit(finding_key(f), f"{f['cell']}/{f['example_id']}", point,
+                              tuple(float(v) for v in draws)))
+            valid += labels[item]
         found = estimate(units, attacked) if attacked else None
         rate = valid / attacked if attacked else math.nan
         inside = found is not None and found.low - 1e-12 <= rate <= found.high + 1e-12
-        return {"attacked": attacked, "findings": len(units), "unread": unread, "valid": valid, "rate": rate,
+        return {"attacked": attacked, "findings": len(units), "valid": valid, "rate": rate,
                 "point": found.point if found else math.nan, "low": found.low if found else math.nan,
                 "high": found.high if found else math.nan, "inside": inside}
 
-    victims = list(dict.fromkeys(r["victim"] for r in runs))
-    corpora = list(dict.fromkeys(r["corpus"] for r in runs))
-    cells = list(dict.fromkeys(r["cell"] for r in runs))
-    per_victim = {v: check(lambda r, v=v: r["victim"] == v) for v in victims}
-    per_corpus = {c: check(lambda r, c=c: r["corpus"] == c) for c in corpora}
-    per_cell = {c: check(lambda r, c=c: r["cell"] == c) for c in cells}
-    inside = sum(1 for v in per_victim.values() if v["inside"])
-    settings = ", ".join(sorted({f"{r['min_validity']:.1f}" for r in runs}))
-    lines = ["", "## Attack findings read by people-like readers (issue 47, item 5)", "",
-             f"{len(findings)} successful attack findings (adversarial examples) of the default attack (textfooler, "
-             "validated source, no query budget) on TEST-split sentences of Rotten Tomatoes and tweets "
-             f"(non-neutral), victims {', '.join(victims)}, at min_validity "
-             f"{settings}: {len(judged)} distinct "
-             "(original, changed) items, each read blind by two different LLM reader agents under the labelled "
-             "set's rule adapted to whole findings (valid = means the same, grammatical, same sentiment and "
-             "strength, every swap acceptable). A finding is valid when both readers say valid. "
-             f"Agreement {stats['agreement']:.1%}, Cohen's kappa {stats['kappa']:.2f}; {stats['valid by one']} items "
-             "one reader called valid count as invalid. Probabilities re-judged with the judge current when "
-             f"measured (people_judge.json sha1 {judge_sha()}; swaps combined as independent). Rerun: "
-             "benchmarks/validity/findings_readings.py measure. "
-             f"{len(runs) - len(unread_runs)} of {len(runs)} attack runs enter the success-rate table (a run enters "
-             "when every finding it made has both readings, so its attacked count and its findings match).", "",
-             f"finding probability calibration error: {ece:.3f}",
-             f"reader valid success rate inside the interval: {inside} of {len(per_victim)} victims", "",
-             format_table(table)]
-    lines += ["", "Readers' valid success rate (findings both read valid / examples attacked) against the expected "
-              "valid success rate and its 95% interval (textrobust.validity.estimate) over the same findings:", "",
-              "| group | attacked | findings | valid by readers | readers' rate | expected rate | 95% interval "
-              "| inside |", "|---|---:|---:|---:|---:|---:|---|---|"]
-    for label, group in (("victim", per_victim), ("corpus", per_corpus), ("cell", per_cell)):
+    return {
+        "table": reliability_table(points, outcomes, bins=10),
+        "ece": expected_calibration_error(points, outcomes, bins=10),
+        "brier": float(np.mean((np.asarray(points) - np.asarray(outcomes)) ** 2)),
+        "victims": {v: check(lambda r, v=v: r["victim"] == v) for v in dict.fromkeys(r["victim"] for r in runs)},
+        "corpora": {c: check(lambda r, c=c: r["corpus"] == c) for c in dict.fromkeys(r["corpus"] for r in runs)},
+        "cells": {c: check(lambda r, c=c: r["cell"] == c) for c in dict.fromkeys(r["cell"] for r in runs)},
+        "runs": (len(runs) - len(unread_runs), len(runs)),
+    }
+
+
+def _read(work: Path, args: argparse.Namespace) -> tuple[Any, ...]:
+    stats = merge(args)
+    merged = {r["item"]: r for r in csv.DictReader((work / "merged.tsv").open(newline=""), delimiter="\t",
+                                                   quoting=csv.QUOTE_NONE, escapechar="\\")}
+    key = json.loads((work / "key.json").read_text())
+    judged = {item: j for item, j in judge_items(work, key).items() if item in merged}
+    labels = {i: int(merged[i]["label"]) for i in judged}
+    return stats, key, judged, labels
+
+
+def _rates_table(found: dict[str, Any]) -> list[str]:
+    lines = ["| group | attacked | findings | valid by readers | readers' rate | expected rate | 95% interval "
+             "| inside |", "|---|---:|---:|---:|---:|---:|---|---|"]
+    for label, group in (("victim", found["victims"]), ("corpus", found["corpora"]), ("cell", found["cells"])):
         for name, c in group.items():
             lines.append(f"| {label} {name} | {c['attacked']} | {c['findings']} | {c['valid']} | {c['rate']:.1%} | "
                          f"{c['point']:.1%} | {c['low']:.1%} .. {c['high']:.1%} | {'yes' if c['inside'] else 'no'} |")
+    return lines
+
+
+def measure(args: argparse.Namespace) -> str:
+    """The section of validity.md: the shipped way of combining (the measured combination,
+    cross-fitted by sentence) and the independent product beside it."""
+    from textrobust.validity.calibration import format_table
+
+    work: Path = args.work
+    stats, key, judged, labels = _read(work, args)
+    findings = load_findings(work)
+    runs = _jsonl(work / "runs.jsonl")
+    independent = {i: _product(j) for i, j in judged.items()}
+    measured = cross_fitted(judged, labels, key)
+    found = {"independent": evaluate(independent, labels, key, findings, runs),
+             "measured": evaluate(measured, labels, key, findings, runs)}
+    ship = found["measured"]
+    inside = sum(1 for v in ship["victims"].values() if v["inside"])
+    settings = ", ".join(sorted({f"{r['min_validity']:.1f}" for r in runs}))
+    entered, all_runs = ship["runs"]
+    lines = ["", "## Attack findings read by people-like readers (issue 47, item 5)", "",
+             f"{len(findings)} successful attack findings (adversarial examples) of the default attack (textfooler, "
+             "validated source, no query budget) on TEST-split sentences of Rotten Tomatoes and tweets "
+             f"(non-neutral), victims {', '.join(found['measured']['victims'])}, at min_validity "
+             f"{settings}: {len(judged)} distinct (original, changed) items, {sum(labels.values())} read valid, each "
+             "read blind by two different LLM reader agents under the labelled set's rule adapted to whole "
+             "findings (valid = means the same, grammatical, same sentiment and strength, every swap acceptable). "
+             f"A finding is valid when both readers say valid. Agreement {stats['agreement']:.1%}, Cohen's kappa "
+             f"{stats['kappa']:.2f}; {stats['valid by one']} items one reader called valid count as invalid. Swap "
+             f"probabilities from the judge current when measured (people_judge.json sha1 {judge_sha()}). "
+             "**How swaps combine** (textrobust.validity.combination): the shipped way is the *measured "
+             "combination*, a monotone (Platt) map of the product of the swaps' probabilities fitted on these "
+             f"readings; its figures below are **cross-fitted**: {FOLDS} folds by sentence, each item's "
+             "probability from a map fitted on the other folds' sentences, each draw through a bootstrap refit "
+             "of that map. The independent product (the default before) is beside it. Rerun: "
+             f"benchmarks/validity/findings_readings.py measure. {entered} of {all_runs} attack runs enter the "
+             "success-rate tables (a run enters when every finding it made has both readings, so its attacked "
+             "count and its findings match).", "",
+             f"finding probability calibration error: {ship['ece']:.3f}",
+             f"reader valid success rate inside the interval: {inside} of {len(ship['victims'])} victims", "",
+             "| how swaps combine | calibration error (10 bins) | Brier score | victims inside the interval |",
+             "|---|---:|---:|---:|"]
+    for name, what in (("measured", "measured combination, cross-fitted (shipped)"),
+                       ("independent", "independent product (before)")):
+        f = found[name]
+        lines.append(f"| {what} | {f['ece']:.3f} | {f['brier']:.4f} | "
+                     f"{sum(1 for v in f['victims'].values() if v['inside'])} of {len(f['victims'])} |")
+    for name, what in (("measured", "Measured combination, cross-fitted"), ("independent", "Independent product")):
+        lines += ["", f"{what}: reliability of the findings' probabilities against the readings:", "",
+                  format_table(found[name]["table"]), "",
+                  f"{what}: readers' valid success rate (findings both read valid / examples attacked) against "
+                  "the expected valid success rate and its 95% interval (textrobust.validity.estimate) over the "
+                  "same findings:", ""]
+        lines += _rates_table(found[name])
     text = "\n".join(lines) + "\n"
-    (work / "measure.json").write_text(json.dumps({"ece": ece, "table": [dataclasses.asdict(r) for r in table], "victims": per_victim,
-                                                   "corpora": per_corpus, "cells": per_cell, "merge": stats},
-                                                  indent=1, default=str))
+    (work / "measure.json").write_text(json.dumps(
+        {name: {**{k: v for k, v in f.items() if k != "table"}, "table": [dataclasses.asdict(r) for r in f["table"]]}
+         for name, f in found.items()} | {"merge": stats}, indent=1, default=str))
     print(text)
     if args.append:
         with args.append.open("a") as f:
             f.write(text)
     return text
+
+
+def ship(args: argparse.Namespace) -> None:
+    """Fit the measured combination on every read item and write the shipped file."""
+    from textrobust.validity.combination import MeasuredCombination, default_combination_path
+
+    work: Path = args.work
+    stats, key, judged, labels = _read(work, args)
+    items = sorted(judged)
+    record = {"fitted_on": "the third labelled set (resources/findings/labelled.tsv): attack findings of the "
+                           "default attack read by two LLM reader agents each",
+              "items": len(items), "valid": int(sum(labels[i] for i in items)),
+              "kappa": round(float(stats["kappa"]), 3), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+              "refit": "benchmarks/validity/findings_readings.py ship"}
+    fitted = MeasuredCombination.fit([judged[i]["probability"] for i in items], [labels[i] for i in items],
+                                     judge=judge_sha(), record=record)
+    fitted.save(default_combination_path())
+    grid = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    print(f"{len(items)} items -> {default_combination_path()}")
+    print("product -> probability: " + ", ".join(f"{g}: {float(fitted.calibration.probability([g])[0]):.3f}"
+                                                  for g in grid))
 
 
 # ---- export ------------------------------------------------------------------------------------------
@@ -506,9 +608,10 @@ def main() -> int:
     m = sub.add_parser("measure")
     m.add_argument("--append", type=Path)
     sub.add_parser("export")
+    sub.add_parser("ship", help="fit the measured combination on every read item and write the shipped file")
     sub.add_parser("judge", help="re-judge every item with the current judge (cached; measure does it too)")
     args = parser.parse_args()
-    {"generate": generate, "chunks": chunks, "merge": merge, "measure": measure, "export": export,
+    {"generate": generate, "chunks": chunks, "merge": merge, "measure": measure, "export": export, "ship": ship,
      "judge": judge_items_step}[args.step](args)
     return 0
 

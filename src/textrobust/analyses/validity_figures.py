@@ -59,6 +59,18 @@ def finding_note(validity: Mapping[str, Any] | None) -> str:
     return f"P(valid) {float(validity['probability']):.2f}{each}"
 
 
+#: How a finding's record says its swaps were combined, in the words of the pages.
+COMBINED = {"independent": "swaps independent",
+            "measured": "swaps combined as measured on readers' findings (textrobust.validity.combination)"}
+
+
+def combined_phrase(validity: Mapping[str, Any]) -> str:
+    """The page's words for how a finding's swaps were combined (records before issue 47's
+    measured combination say nothing: independent)."""
+    name = str(validity.get("combined") or "independent")
+    return COMBINED.get(name, f"swaps combined: {name}")
+
+
 def headline_note(fields: Mapping[str, float], examples: int, what: str) -> str:
     """The note of the expected valid success rate's headline."""
     low, high = fields[f"{EXPECTED}_low"], fields[f"{EXPECTED}_high"]
@@ -66,5 +78,6 @@ def headline_note(fields: Mapping[str, float], examples: int, what: str) -> str:
         return (f"n/a: a finding carries no probability of keeping the meaning (the validated source's judge could "
                 f"not load); {what}")
     return (f"95% interval {low:.1%} .. {high:.1%}; {what}, each weighted by its probability of keeping the meaning "
-            f"(the judge's calibrated probability, swaps independent), over {examples} examples; the interval covers "
+            f"(from the judge's calibrated probability of each swap; textrobust.validity.combination says how swaps "
+            f"combine), over {examples} examples; the interval covers "
             "the sampling of examples and the calibration's uncertainty (textrobust.validity.estimate)")

@@ -184,12 +184,12 @@ def _second_order(analysis: str, run_id: str, record: Any, names: Sequence[str])
 
 def _valid_line(validity: Mapping[str, Any] | None) -> tuple[str, str]:
     """The review page's line with a finding's probability of keeping the meaning (issue 47)."""
-    from textrobust.analyses.validity_figures import finding_note
+    from textrobust.analyses.validity_figures import combined_phrase, finding_note
 
     if not validity or validity.get("probability") is None:
         return ("probability it keeps the meaning", "n/a (not judged: the validated source's judge could not load)")
     return ("probability it keeps the meaning", finding_note(validity).removeprefix("P(valid) ")
-            + " (the judge's calibrated probability; swaps independent)")
+            + f" (the judge's calibrated probability; {combined_phrase(validity)})")
 
 
 def _kept_validity(record: Any, k: int) -> Mapping[str, Any] | None:

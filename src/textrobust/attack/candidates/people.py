@@ -217,6 +217,8 @@ class PeopleSubstitutes:
         self._judged: dict[tuple[tuple[str, ...], int], tuple[PeopleVerdict, ...]] = {}
         self._senses: dict[tuple[str, str], Any] = {}
         self._scorer: Any = scorer
+        self._combination: Any = False  # not looked up yet (see combination)
+        self._judge_injected = judge is not None
         self.stats = {"sentences": 0, "positions": 0, "proposals": 0, "second_stage": 0}
 
     # ---- collaborators -----------------------------------------------------------------------
@@ -342,6 +344,27 @@ class PeopleSubstitutes:
         the substitute, with its bootstrap refits (:class:`~textrobust.validity.calibration.
         Calibration`)."""
         return self.judge.calibration
+
+    @property
+    def combination(self) -> Any:
+        """How this source's findings combine their swaps (:func:`~textrobust.attack.
+        candidates.swap_validity.combination_of`): the shipped
+        :class:`~textrobust.validity.combination.MeasuredCombination` when this source runs
+        the shipped judge it was fitted on; None (the swaps independent) with an injected
+        judge, a missing combination file or one fitted on another judge."""
+        if self._combination is False:
+            from textrobust.validity.combination import default_combination_path, file_sha, load_combination
+            from textrobust.validity.people_judge import default_people_judge_path
+
+            found: Any = None
+            if not self._judge_injected:
+                path = default_combination_path()
+                if path.exists():
+                    measured = load_combination(path)
+                    if measured.judge == file_sha(default_people_judge_path()):
+                        found = measured
+            self._combination = found
+        return self._combination
 
     def training_rows(self, text: Text, position: int, extra: Sequence[str] = (), *,
                       second: bool = True) -> list[PeopleVerdict]:

@@ -17,10 +17,12 @@ This module is the one seam between the judge and every figure built on it:
   checks rule out gets the share of such substitutions people judged valid, not 0;
 - :func:`swap_probabilities`: per ``(position, substitute)`` of a sentence, the point
   probability and the ``(B, n)`` draws;
-- :func:`independent`: how a finding's swaps combine: the product (each swap keeps the
-  meaning independently of the others), per draw. It is one function with the signature of
-  :data:`Combine`, so a combination measured on people's readings of whole findings can
-  replace it (pass ``combine=`` to :func:`finding_validity`);
+- :func:`independent`: how a finding's swaps combine when nothing better is known: the
+  product (each swap keeps the meaning independently of the others), per draw;
+- :func:`combination_of`: the combination a source's findings use: the shipped people
+  source carries one measured on readings of whole attack findings
+  (:class:`~textrobust.validity.combination.MeasuredCombination`: a monotone map of the
+  product, fitted on the third labelled set); other judges combine independently;
 - :func:`finding_validity`: the stored form of one finding's probability (a JSON-ready
   :class:`FindingValidity`): the point, the per-draw values and each swap's figures.
 
@@ -39,7 +41,8 @@ import numpy as np
 
 from textrobust.text import Text
 
-__all__ = ["Combine", "FindingValidity", "Judged", "SwapProbabilities", "finding_validity", "independent",
+__all__ = ["Combine", "FindingValidity", "Judged", "SwapProbabilities", "combination_name", "combination_of",
+           "finding_validity", "independent",
            "judge_finding", "judge_threshold", "labelled_settings", "raw_score", "swap_probabilities", "validity_judge"]
 
 #: Draws kept per finding in a record: the calibration's bootstrap refits, at most this many
@@ -104,29 +107,54 @@ class FindingValidity:
     probability: float
     draws: tuple[float, ...]
     swaps: tuple[Mapping[str, Any], ...] = field(default=())
+    combined: str = "independent"  # how the swaps were combined (records before: independent)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probability": self.probability, "draws": list(self.draws), "swaps": [dict(s) for s in self.swaps]}
+        return {"probability": self.probability, "draws": list(self.draws), "swaps": [dict(s) for s in self.swaps],
+                "combined": self.combined}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FindingValidity:
         return cls(float(data["probability"]), tuple(float(v) for v in data.get("draws") or ()),
-                   tuple(dict(s) for s in data.get("swaps") or ()))
+                   tuple(dict(s) for s in data.get("swaps") or ()), str(data.get("combined") or "independent"))
+
+
+def combination_of(source: Any) -> Combine:
+    """How ``source``'s findings combine their swaps: the combination measured for its judge
+    (its ``combination``, a :class:`~textrobust.validity.combination.MeasuredCombination`)
+    where it has one, else :func:`independent`."""
+    measured = getattr(source, "combination", None)
+    return measured if callable(measured) else independent
+
+
+def combination_name(combine: Combine) -> str:
+    """``independent`` or the measured combination's name, as records and pages say it."""
+    return str(getattr(combine, "name", "independent" if combine is independent else "custom"))
 
 
 def finding_validity(source: Judged, original: Text, changed: Text, *,
-                     combine: Combine = independent) -> FindingValidity:
+                     combine: Combine | None = None) -> FindingValidity:
     """The probability that ``changed`` keeps the meaning of ``original`` (same number of
-    words; the swaps are the words that differ), combining its swaps with ``combine``."""
+    words; the swaps are the words that differ), combining its swaps with ``combine``
+    (default: :func:`combination_of` the source). A combination with a ``per_draw`` method
+    maps each calibration draw with its own refit."""
+    combine = combination_of(source) if combine is None else combine
     positions = original.diff(changed)
     pairs = [(p, changed.words[p]) for p in positions]
     found = swap_probabilities(source, original, pairs)
     draws = found.draws[:MAX_DRAWS]
     point = float(np.asarray(combine(found.point)))
-    per_draw = np.asarray(combine(draws), dtype=float).reshape(-1) if draws.shape[0] else np.asarray([point])
+    per_draw_of = getattr(combine, "per_draw", None)
+    if not draws.shape[0]:
+        per_draw = np.asarray([point])
+    elif callable(per_draw_of):
+        per_draw = np.asarray(per_draw_of(draws), dtype=float).reshape(-1)
+    else:
+        per_draw = np.asarray(combine(draws), dtype=float).reshape(-1)
     swaps = tuple({"position": p, "word": original.words[p], "substitute": s, "raw": round(float(r), 4),
                    "probability": round(float(q), 4)} for (p, s), r, q in zip(pairs, found.raw, found.point))
-    return FindingValidity(round(point, 4), tuple(round(float(v), 4) for v in per_draw), swaps)
+    return FindingValidity(round(point, 4), tuple(round(float(v), 4) for v in per_draw), swaps,
+                           combined=combination_name(combine))
 
 
 def validity_judge(source: Any = None, placement: Any = None) -> Judged | None:
