@@ -447,3 +447,31 @@ def test_the_validated_source_weighs_a_real_finding() -> None:
     antonym = finding_validity(judge, text, text.replace(4, "terrible"))
     assert 0.0 <= antonym.probability < synonym.probability <= 1.0
     assert len(synonym.draws) == 200 and synonym.swaps[0]["substitute"] == "marvelous"
+
+
+# ---- few examples: the exact binomial floor under the bootstrap ------------------------------------
+@pytest.mark.parametrize(("rate", "examples", "low", "high"), [
+    (0.0, 5, 0.0, 0.5218), (0.2, 5, 0.0051, 0.7164), (0.0, 1276, 0.0, 0.00289), (1.0, 4, 0.3976, 1.0),
+])
+def test_exact_bounds_are_clopper_pearson(rate: float, examples: int, low: float, high: float) -> None:
+    from textrobust.validity.estimate import exact_bounds
+
+    assert exact_bounds(rate, examples) == pytest.approx((low, high), abs=2e-4)
+    assert all(math.isnan(v) for v in exact_bounds(0.1, 0))
+
+
+def test_few_examples_never_give_a_narrow_interval_and_the_verdict_waits() -> None:
+    """No flip among 5 attacked examples is not evidence of a good model: the interval reaches
+    52%, and a verdict over it is inconclusive and asks for more examples."""
+    from textrobust.validity.estimate import exact_bounds
+
+    none = estimate([], 5)
+    assert none.point == 0.0 and none.low == 0.0 and none.high == pytest.approx(0.5218, abs=1e-3)
+    one = estimate([Unit("radius/a", "a", 0.9)], 5)
+    assert one.high >= exact_bounds(0.9 / 5, 5)[1] > 0.6
+    # many examples: the bootstrap and the exact interval agree closely; the exact one rules no more
+    many = estimate([Unit(f"attack/{i}", str(i), 0.5) for i in range(100)], 1000)
+    exact = exact_bounds(0.05, 1000)
+    assert many.low <= exact[0] + 1e-9 and many.high >= exact[1] - 1e-9 and many.high - many.low < 0.05
+    judged = verdict([_section(none.point, none.low, none.high)], gates={})
+    assert judged["level"] == "inconclusive" and "attack more examples (--n)" in " ".join(judged["points"])

@@ -125,7 +125,10 @@ def _inconclusive(counted: Sequence[Mapping[str, Any]], points: list[str]) -> di
                       "(findings whose review moves the interval most first), not proved smallest.")
     else:
         points.append("Reviews alone cannot settle it: even with every finding read as the judge expects, the "
-                      "interval of the examples attacked spans two bands; attack more examples (--n).")
+                      "interval of the examples attacked spans two bands; attack more examples (--n). The widest "
+                      f"interval is {driver.get('name', '?')}'s: its own command takes a larger --n, and an audit's "
+                      "--profile paper runs every analysis at the papers' sizes (an audit's --n only lowers a "
+                      "profile's sizes).")
     headline = _HEADLINES["inconclusive"].format(low=_level(low), high=_level(high))
     return {"level": "inconclusive", "headline": headline, "points": points, "settle": settle or []}
 
