@@ -25,6 +25,7 @@ from textrobust.report.reviewed import run_findings
 from textrobust.store import RunStore
 from textrobust.text import Text
 from textrobust.validity.reviews import ReviewLog
+from tests.test_review import _judge
 
 
 def _said(output: str) -> str:
@@ -41,11 +42,6 @@ def run(base_run: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(base_run, tmp_path / "run"))
 
 
-def _judge(folder: Path, item: str, reviewer: str, verdict: str, reason: str | None = None,
-           blamed: tuple[int, ...] = ()) -> None:
-    found = {f.item: f for f in run_findings(folder).findings}
-    with RunStore(folder / "store.sqlite") as store:
-        ReviewLog(store).record(found[item].run_id, item, reviewer, verdict, reason, blamed)
 
 
 # ---- item 0: printed text does not depend on the terminal's width or the paths' length ------------

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from textrobust.attack.candidates.collaborators import LazyModels
 from textrobust.attack.candidates.inflection import inflect, is_word, lemma_in_slot, lemmatize, match_case
 from textrobust.attack.candidates.polarity import PolarityLexicon
 from textrobust.attack.candidates.tagging import PosTag, SpacyTagger, Tagger, tags_kept
@@ -179,7 +180,7 @@ class _Proposal:
     lemma: str | None = None  # the WordNet lemma it came from, when it did
 
 
-class PeopleSubstitutes:
+class PeopleSubstitutes(LazyModels):
     """Candidate source: broad proposals judged by models trained on people's judgements.
 
     Collaborators load on first use when not given: ``lexicon`` (WordNet), ``tagger``
@@ -221,31 +222,7 @@ class PeopleSubstitutes:
         self._judge_injected = judge is not None
         self.stats = {"sentences": 0, "positions": 0, "proposals": 0, "second_stage": 0}
 
-    # ---- collaborators -----------------------------------------------------------------------
-    @property
-    def vectors(self) -> Any:
-        if self._vectors is None:
-            from textrobust.embeddings import counterfitted_vectors
-
-            self._vectors = counterfitted_vectors()
-        return self._vectors
-
-    @property
-    def fill_in(self) -> Any:
-        if self._fill_in is None:
-            from textrobust.fill_in.registry import load_fill_in
-
-            self._fill_in = load_fill_in("minilm_tuned", placement=self.placement)
-        return self._fill_in
-
-    @property
-    def polarity(self) -> PolarityLexicon:
-        if self._polarity is None:
-            from textrobust.attack.candidates.polarity import vader_lexicon
-
-            self._polarity = vader_lexicon()
-        return self._polarity
-
+    # ---- collaborators (vectors, fill_in, polarity and scorer come from LazyModels) ----------
     @property
     def judge(self) -> PeopleJudge:
         if self._judge_model is None:
@@ -258,20 +235,6 @@ class PeopleSubstitutes:
         if self._prior is None:
             self._prior = load_pair_prior()
         return self._prior
-
-    @property
-    def scorer(self) -> Any:
-        if self._scorer is None:
-            from textrobust.attack.candidates.contextual import VisibleScorer
-
-            self._scorer = VisibleScorer(self.fill_in)
-        return self._scorer
-
-    @property
-    def verdicts(self) -> VerdictCache | None:
-        if self._verdicts is None and self._verdict_path is not None:
-            self._verdicts = VerdictCache(self._verdict_path, self.fingerprint())
-        return self._verdicts
 
     def fingerprint(self) -> str:
         """What every verdict depends on besides the sentence and position (as the

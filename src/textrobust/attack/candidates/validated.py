@@ -79,6 +79,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from pydantic import Field
 
+from textrobust.attack.candidates.collaborators import LazyModels
 from textrobust.attack.candidates.inflection import inflect, is_word, lemma_in_slot, lemmatize, match_case
 from textrobust.attack.candidates.judge import Judge, load_judge
 from textrobust.attack.candidates.polarity import PolarityLexicon
@@ -338,7 +339,7 @@ class _Proposal(NamedTuple):
     rank: int | None
 
 
-class ValidatedSynonyms:
+class ValidatedSynonyms(LazyModels):
     """Candidate source: WordNet and counter-fitted proposals that pass the checks above.
 
     Collaborators load on first use when not given: ``lexicon`` (WordNet), ``tagger``
@@ -408,31 +409,7 @@ class ValidatedSynonyms:
         self._antonyms: dict[tuple[str, str], frozenset[str]] = {}
         self._word_index: dict[bool, dict[str, int]] = {}
 
-    # ---- collaborators, loaded on first use -------------------------------------------------
-    @property
-    def vectors(self) -> Any:
-        if self._vectors is None:
-            from textrobust.embeddings import counterfitted_vectors
-
-            self._vectors = counterfitted_vectors()
-        return self._vectors
-
-    @property
-    def fill_in(self) -> Any:
-        if self._fill_in is None:
-            from textrobust.fill_in.registry import load_fill_in
-
-            self._fill_in = load_fill_in("minilm_tuned", placement=self.placement)
-        return self._fill_in
-
-    @property
-    def polarity(self) -> PolarityLexicon:
-        if self._polarity is None:
-            from textrobust.attack.candidates.polarity import vader_lexicon
-
-            self._polarity = vader_lexicon()
-        return self._polarity
-
+    # ---- collaborators, loaded on first use (vectors, fill_in, polarity, scorer: LazyModels) --
     @property
     def lm(self) -> Any:
         if self._lm is None:
@@ -440,15 +417,6 @@ class ValidatedSynonyms:
 
             self._lm = CausalLM.default(placement=self.placement)
         return self._lm
-
-    @property
-    def scorer(self) -> Any:
-        """The target-visible scorer (on the masked LM, :attr:`fill_in`)."""
-        if self._scorer is None:
-            from textrobust.attack.candidates.contextual import VisibleScorer
-
-            self._scorer = VisibleScorer(self.fill_in)
-        return self._scorer
 
     @property
     def judge(self) -> Judge:
@@ -474,13 +442,6 @@ class ValidatedSynonyms:
         if self._second_model is None:
             self._second_model = SecondJudge.load(default_second_judge_path())
         return self._second_model
-
-    @property
-    def verdicts(self) -> VerdictCache | None:
-        """The on-disk verdict cache (None when off), keyed by :meth:`fingerprint`."""
-        if self._verdicts is None and self._verdict_path is not None:
-            self._verdicts = VerdictCache(self._verdict_path, self.fingerprint())
-        return self._verdicts
 
     def fingerprint(self) -> str:
         """What every verdict of this source depends on besides the sentence and position:
