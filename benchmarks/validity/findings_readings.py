@@ -1,6 +1,6 @@
 """Attack findings read by two readers each, against their probabilities (issue 47, item 5).
 
-Five steps, each a subcommand (``--work``: the folder outside the repository that holds the
+Six steps, each a subcommand (``--work``: the folder outside the repository that holds the
 runs, the findings, the reader chunks and the labels; default /work/labelwork/findings47)::
 
     PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/validity/findings_readings.py generate \\
@@ -11,6 +11,7 @@ runs, the findings, the reader chunks and the labels; default /work/labelwork/fi
     PYTHONPATH=src .venv/bin/python benchmarks/validity/findings_readings.py measure \\
         --append benchmarks/results/validity.md
     PYTHONPATH=src .venv/bin/python benchmarks/validity/findings_readings.py export
+    PYTHONPATH=src .venv/bin/python benchmarks/validity/findings_readings.py ship
 
 **generate**: the default attack (``textrobust attack``, textfooler, the validated source, no
 query budget, quality off) at each ``--setting`` of ``min_validity`` on each victim and corpus
@@ -37,12 +38,19 @@ more findings unless ``--final``.
 a finding is valid when both readers say valid; agreement and Cohen's kappa;
 ``merged.tsv``.
 
-**measure**: with the judge current now (every finding re-judged), the reliability table of
-the findings' probabilities against the merged readings (10 equal-width bins) and its expected
-calibration error, and per victim, per corpus and per cell whether the readers' valid success
-rate (findings both readers call valid / examples attacked) falls inside the 95% interval of
-the expected valid success rate (:func:`textrobust.validity.estimate.estimate` over the same
-findings and attacked count). ``--append FILE`` appends the section to FILE.
+**measure**: with the judge current now (every finding re-judged, its swaps multiplied), for
+two ways of combining swaps, the shipped measured combination
+(:mod:`textrobust.validity.combination`, **cross-fitted**: 5 folds by sentence, each item's
+probability from a map fitted on the other folds) and the independent product: the
+reliability table against the merged readings (10 equal-width bins), its expected calibration
+error, the Brier score, and per victim, per corpus and per cell whether the readers' valid
+success rate (findings both readers call valid / examples attacked) falls inside the 95%
+interval of the expected valid success rate (:func:`textrobust.validity.estimate.estimate`
+over the same findings and attacked count). ``--append FILE`` appends the section to FILE.
+
+**ship**: fits the measured combination on every read item and writes the shipped
+``src/textrobust/resources/findings/combination.json`` (rerun when the judge changes: a
+combination fitted on another judge is not used).
 
 **export**: the merged readings as the package's third labelled set,
 ``src/textrobust/resources/findings/labelled.tsv`` (:mod:`textrobust.validity.findings`

@@ -112,7 +112,7 @@ class MeasuredCombination:
         return cls(Calibration.from_dict(data["calibration"]), str(data["judge"]), dict(record))
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        Path(path).write_text(json.dumps(self.to_dict()) + "\n")
 
     def __repr__(self) -> str:
         return f"MeasuredCombination(judge={self.judge!r}, {self.calibration!r})"
